@@ -1,0 +1,66 @@
+package dev.tapedeck.cli;
+
+import java.util.Locale;
+
+import picocli.CommandLine;
+
+import dev.tapedeck.latency.Durations;
+
+/**
+ * picocli converters for durations (to nanoseconds) and byte sizes.
+ */
+final class Converters
+{
+    private Converters()
+    {
+    }
+
+    /** {@code 100ms}, {@code 1.5s}, {@code 250us}, or a number of milliseconds, to nanoseconds. */
+    static final class DurationNs implements CommandLine.ITypeConverter<Long>
+    {
+        @Override
+        public Long convert(final String value)
+        {
+            try
+            {
+                return Durations.parseNs(value);
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                throw new CommandLine.TypeConversionException(ex.getMessage());
+            }
+        }
+    }
+
+    /** {@code 4m}, {@code 512k}, {@code 1g}, {@code 4MiB} or a number of bytes. */
+    static final class ByteSize implements CommandLine.ITypeConverter<Integer>
+    {
+        @Override
+        public Integer convert(final String value)
+        {
+            final String text = value.trim().toLowerCase(Locale.ROOT).replace("ib", "").replace("b", "");
+            long multiplier = 1;
+            String digits = text;
+            if (text.endsWith("k") || text.endsWith("m") || text.endsWith("g"))
+            {
+                final char unit = text.charAt(text.length() - 1);
+                multiplier = 'k' == unit ? 1L << 10 : 'm' == unit ? 1L << 20 : 1L << 30;
+                digits = text.substring(0, text.length() - 1);
+            }
+            try
+            {
+                final long bytes = (long)(Double.parseDouble(digits) * multiplier);
+                if (bytes < 0 || bytes > Integer.MAX_VALUE)
+                {
+                    throw new NumberFormatException();
+                }
+                return (int)bytes;
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw new CommandLine.TypeConversionException(
+                    "invalid size '" + value + "': use e.g. 4m, 512k, 1g or a number of bytes");
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package dev.tapedeck.cli;
+
+import java.io.IOException;
+import java.nio.file.Path;
+
+import picocli.CommandLine;
+
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.engine.SchedulingPolicy;
+import dev.tapedeck.tokens.BuiltinTokenizer;
+import dev.tapedeck.tokens.HfTokenizer;
+import dev.tapedeck.tokens.Tokenizer;
+
+/**
+ * Engine flags shared by every face that runs an engine ({@code serve}, {@code play}, {@code simulate}), with vLLM's
+ * names and defaults.
+ */
+final class EngineOptions
+{
+    @CommandLine.Option(names = "--max-num-seqs", paramLabel = "N", defaultValue = "256",
+        description = "Most requests running at once (default: ${DEFAULT-VALUE}).")
+    int maxNumSeqs;
+
+    @CommandLine.Option(names = "--max-num-batched-tokens", paramLabel = "N", defaultValue = "8192",
+        description = "Token budget of one step: decodes first, then prefill chunks (default: ${DEFAULT-VALUE}).")
+    int maxNumBatchedTokens;
+
+    @CommandLine.Option(names = "--max-model-len", paramLabel = "N", defaultValue = "8192",
+        description = "Context length: prompt plus output tokens (default: ${DEFAULT-VALUE}).")
+    int maxModelLen;
+
+    @CommandLine.Option(names = "--max-waiting-queue-length", paramLabel = "N", defaultValue = "16384",
+        description = "Waiting requests beyond which new ones get 429 (default: ${DEFAULT-VALUE}).")
+    int maxWaitingQueueLength;
+
+    @CommandLine.Option(names = "--long-prefill-token-threshold", paramLabel = "N", defaultValue = "0",
+        description = "Largest prefill chunk one request takes per step; 0 = no cap (default: ${DEFAULT-VALUE}).")
+    int longPrefillTokenThreshold;
+
+    @CommandLine.Option(names = "--scheduling-policy", paramLabel = "fcfs|priority", defaultValue = "fcfs",
+        description = "Admission order: fcfs, or priority (request 'priority', smaller first; default: " +
+            "${DEFAULT-VALUE}).")
+    SchedulingPolicy schedulingPolicy;
+
+    @CommandLine.Option(names = "--block-size", paramLabel = "TOKENS", defaultValue = "16",
+        description = "KV-cache block size in tokens (default: ${DEFAULT-VALUE}).")
+    int blockSize;
+
+    @CommandLine.Option(names = "--kv-cache-size", paramLabel = "BLOCKS", defaultValue = "33600",
+        description = "KV-cache capacity in blocks, for vllm:kv_cache_usage_perc (default: ${DEFAULT-VALUE}).")
+    int kvCacheBlocks;
+
+    @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
+        description = "Seed of every random draw; instance i uses seed + i (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @CommandLine.Option(names = "--tokenizer", paramLabel = "FILE",
+        description = "A Hugging Face tokenizer.json, so token counts match the served model " +
+            "(default: the built-in o200k_base BPE).")
+    Path tokenizerFile;
+
+    @CommandLine.Mixin
+    LatencyOptions latency = new LatencyOptions();
+
+    Tokenizer loadTokenizer() throws IOException
+    {
+        return null == tokenizerFile ? new BuiltinTokenizer() : new HfTokenizer(tokenizerFile);
+    }
+
+    /**
+     * @param instance replica index (offsets the seed).
+     * @param tokenizer the tokenizer (its vocabulary feeds random output).
+     * @return a concluded configuration.
+     */
+    EngineConfig build(final int instance, final Tokenizer tokenizer)
+    {
+        return new EngineConfig()
+            .maxNumSeqs(maxNumSeqs)
+            .maxNumBatchedTokens(maxNumBatchedTokens)
+            .maxModelLen(maxModelLen)
+            .maxWaitingQueueLength(maxWaitingQueueLength)
+            .longPrefillTokenThreshold(longPrefillTokenThreshold)
+            .schedulingPolicy(schedulingPolicy)
+            .blockSize(blockSize)
+            .kvCacheBlocks(kvCacheBlocks)
+            .seed(seed + instance)
+            .latencyModel(latency.build(maxNumSeqs))
+            .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId())
+            .conclude();
+    }
+}

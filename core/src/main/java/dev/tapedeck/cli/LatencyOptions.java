@@ -1,0 +1,144 @@
+package dev.tapedeck.cli;
+
+import picocli.CommandLine;
+
+import dev.tapedeck.latency.KnobLatencyModel;
+import dev.tapedeck.latency.LatencyModel;
+import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
+
+/**
+ * Latency-model flags shared by every face that runs an engine. The knob flags use llm-d-inference-sim's names and
+ * meaning; giving any of them without {@code --latency-model} selects the knob model.
+ */
+final class LatencyOptions
+{
+    /** Which latency model. */
+    enum ModelKind
+    {
+        /** Batch-driven step model (default). */
+        STEP,
+        /** llm-d-inference-sim style knobs. */
+        KNOB
+    }
+
+    @CommandLine.Option(names = "--latency-model", paramLabel = "step|knob",
+        description = "Latency model: step (default; step time from the composed batch, fitted to real vLLM runs) " +
+            "or knob (llm-d-inference-sim's TTFT/ITL knobs). Any knob flag selects knob unless this is given.")
+    ModelKind kind;
+
+    @CommandLine.Option(names = "--step-profile", paramLabel = "NAME", defaultValue = "dense-8b-rtxpro6000",
+        description = "Step-model coefficients: dense-8b-rtxpro6000 (default), dense-32b-tp2-rtxpro6000, " +
+            "moe-30b-a3b-rtxpro6000. See docs/latency-models.md.")
+    String stepProfile;
+
+    @CommandLine.Option(names = "--step-base", paramLabel = "DURATION", converter = Converters.DurationNs.class,
+        description = "Override: fixed cost of every step.")
+    Long stepBaseNs;
+
+    @CommandLine.Option(names = "--step-prefill-per-token", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Override: cost per prompt token computed in a step.")
+    Long stepPrefillTokenNs;
+
+    @CommandLine.Option(names = "--step-decode-per-request", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Override: cost per decoding request in a step.")
+    Long stepDecodeRequestNs;
+
+    @CommandLine.Option(names = "--step-context-per-1k-tokens", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "Override: cost per 1000 tokens of KV context read by the decodes of a step.")
+    Long stepContextNs;
+
+    @CommandLine.Option(names = "--step-jitter", paramLabel = "FRACTION",
+        description = "Relative standard deviation of step durations (default: the profile's, 0).")
+    Double stepJitter;
+
+    @CommandLine.Option(names = "--latency-calculator", paramLabel = "constant|per-token",
+        description = "Knob model: force the constant TTFT or the per-token prefill form (llm-d semantics; " +
+            "default: constant when a TTFT is set, per-token otherwise).")
+    String calculator;
+
+    @CommandLine.Option(names = "--time-to-first-token", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Knob: mean time to first token (after queueing).")
+    Long ttftNs;
+
+    @CommandLine.Option(names = "--time-to-first-token-std-dev", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Knob: TTFT standard deviation (<= 30% of the mean).")
+    Long ttftStdDevNs;
+
+    @CommandLine.Option(names = "--inter-token-latency", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Knob: mean time between tokens (one decode step).")
+    Long itlNs;
+
+    @CommandLine.Option(names = "--inter-token-latency-std-dev", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Knob: ITL standard deviation (<= 30% of the mean).")
+    Long itlStdDevNs;
+
+    @CommandLine.Option(names = "--prefill-overhead", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Knob: fixed prefill cost (per-token form).")
+    Long prefillOverheadNs;
+
+    @CommandLine.Option(names = "--prefill-time-per-token", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Knob: prefill cost per uncached prompt token.")
+    Long prefillPerTokenNs;
+
+    @CommandLine.Option(names = "--prefill-time-std-dev", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class, description = "Knob: standard deviation of the prefill time.")
+    Long prefillStdDevNs;
+
+    @CommandLine.Option(names = "--time-factor-under-load", paramLabel = "FACTOR",
+        description = "Knob: latency multiplier when max-num-seqs requests run (>= 1, linear in between).")
+    Double timeFactorUnderLoad;
+
+    private boolean anyKnobGiven()
+    {
+        return null != ttftNs || null != ttftStdDevNs || null != itlNs || null != itlStdDevNs ||
+            null != prefillOverheadNs || null != prefillPerTokenNs || null != prefillStdDevNs ||
+            null != timeFactorUnderLoad || null != calculator;
+    }
+
+    /**
+     * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
+     * @return the configured model.
+     */
+    LatencyModel build(final int maxNumSeqs)
+    {
+        final ModelKind chosen = null != kind ? kind : anyKnobGiven() ? ModelKind.KNOB : ModelKind.STEP;
+        if (ModelKind.KNOB == chosen)
+        {
+            return new KnobLatencyModel(calculator(), orZero(ttftNs), orZero(ttftStdDevNs), orZero(itlNs),
+                orZero(itlStdDevNs), orZero(prefillOverheadNs), orZero(prefillPerTokenNs), orZero(prefillStdDevNs),
+                null == timeFactorUnderLoad ? 1.0 : timeFactorUnderLoad, maxNumSeqs);
+        }
+        final StepCoefficients profile = StepCoefficients.profile(stepProfile);
+        return new StepLatencyModel(profile.with(
+            null == stepBaseNs ? profile.baseUs() : stepBaseNs / 1000.0,
+            null == stepPrefillTokenNs ? profile.prefillTokenUs() : stepPrefillTokenNs / 1000.0,
+            null == stepDecodeRequestNs ? profile.decodeRequestUs() : stepDecodeRequestNs / 1000.0,
+            null == stepContextNs ? profile.contextKiloTokenUs() : stepContextNs / 1000.0,
+            null == stepJitter ? profile.jitter() : stepJitter));
+    }
+
+    private KnobLatencyModel.Calculator calculator()
+    {
+        if (null == calculator || calculator.isEmpty())
+        {
+            return KnobLatencyModel.Calculator.AUTO;
+        }
+        switch (calculator)
+        {
+            case "constant":
+                return KnobLatencyModel.Calculator.CONSTANT;
+            case "per-token":
+                return KnobLatencyModel.Calculator.PER_TOKEN;
+            default:
+                throw new IllegalArgumentException("--latency-calculator must be constant or per-token, got '" +
+                    calculator + "'");
+        }
+    }
+
+    private static long orZero(final Long value)
+    {
+        return null == value ? 0 : value;
+    }
+}

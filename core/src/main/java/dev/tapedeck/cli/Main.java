@@ -1,0 +1,69 @@
+package dev.tapedeck.cli;
+
+import java.util.logging.Level;
+import java.util.logging.LogManager;
+import java.util.logging.Logger;
+
+import picocli.CommandLine;
+
+/**
+ * The {@code tapedeck} command line: one binary, one engine, several faces.
+ */
+@CommandLine.Command(
+    name = "tapedeck",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    description = "GPU-free vLLM engine simulator and load tool.",
+    subcommands = {ServeCommand.class, CommandLine.HelpCommand.class})
+public final class Main implements Runnable
+{
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    /**
+     * Entry point.
+     *
+     * @param args command-line arguments.
+     */
+    public static void main(final String[] args)
+    {
+        configureLogging();
+        final int exitCode = commandLine().execute(args);
+        if (0 != exitCode || !ServeCommand.isServing())
+        {
+            System.exit(exitCode);
+        }
+    }
+
+    /**
+     * @return the configured picocli command line (tests use it to run commands in-process).
+     */
+    public static CommandLine commandLine()
+    {
+        return new CommandLine(new Main())
+            .setCaseInsensitiveEnumValuesAllowed(true)
+            .setUsageHelpAutoWidth(true);
+    }
+
+    @Override
+    public void run()
+    {
+        spec.commandLine().usage(System.out);
+    }
+
+    private static void configureLogging()
+    {
+        if (null == System.getProperty("java.util.logging.SimpleFormatter.format"))
+        {
+            System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tT %4$s %3$s: %5$s%6$s%n");
+        }
+        LogManager.getLogManager().reset();
+        final java.util.logging.ConsoleHandler handler = new java.util.logging.ConsoleHandler();
+        handler.setLevel(Level.ALL);
+        final Logger root = Logger.getLogger("");
+        root.addHandler(handler);
+        root.setLevel(Level.INFO);
+        Logger.getLogger("io.netty").setLevel(Level.WARNING);
+        Logger.getLogger("ai.djl").setLevel(Level.WARNING);
+    }
+}

@@ -1,0 +1,140 @@
+package dev.tapedeck.cli;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine;
+
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.http.HttpServer;
+import dev.tapedeck.http.ServeOptions;
+import dev.tapedeck.tokens.ChatTemplate;
+import dev.tapedeck.tokens.Tokenizer;
+
+/**
+ * {@code tapedeck serve}: an OpenAI-compatible vLLM server whose timing comes from a latency model.
+ */
+@CommandLine.Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    sortOptions = false,
+    description = {
+        "Serve an OpenAI-compatible vLLM API (chat, completions, models, health, version, metrics) from a simulated " +
+            "engine: vLLM V1 scheduling, a realistic latency model, no GPU.",
+        "Example: tapedeck serve --model Qwen/Qwen3-8B --port 8000"})
+public final class ServeCommand implements Callable<Integer>
+{
+    /** vLLM version reported by /version unless --vllm-version says otherwise. */
+    public static final String DEFAULT_VLLM_VERSION = "0.19.0";
+
+    private static final System.Logger LOG = System.getLogger(ServeCommand.class.getName());
+    private static volatile boolean serving;
+
+    @CommandLine.Parameters(index = "0", arity = "0..1", paramLabel = "MODEL",
+        description = "Model name, as `vllm serve MODEL` (same as --model).")
+    String positionalModel;
+
+    @CommandLine.Option(names = "--model", paramLabel = "NAME", description = "Model name or path " +
+        "(default: Qwen/Qwen3-8B).")
+    String model;
+
+    @CommandLine.Option(names = "--served-model-name", arity = "1..*", paramLabel = "NAME",
+        description = "Names clients may use; the first is reported (default: the model name).")
+    List<String> servedModelNames;
+
+    @CommandLine.Option(names = "--host", defaultValue = "127.0.0.1",
+        description = "Address to bind (default: ${DEFAULT-VALUE}; use 0.0.0.0 to accept remote clients).")
+    String host;
+
+    @CommandLine.Option(names = "--port", defaultValue = "8000",
+        description = "Port of the first instance; instance i uses port + i (default: ${DEFAULT-VALUE}; 0 = free " +
+            "ports, printed at start).")
+    int port;
+
+    @CommandLine.Option(names = "--instances", defaultValue = "1", paramLabel = "N",
+        description = "Independent replicas (own engine, metrics, seed) on consecutive ports (default: " +
+            "${DEFAULT-VALUE}).")
+    int instances;
+
+    @CommandLine.Option(names = "--mode", defaultValue = "random", paramLabel = "random|echo",
+        description = "Output tokens: random text-like tokens, or echo of the prompt (default: ${DEFAULT-VALUE}).")
+    ServeOptions.Mode mode;
+
+    @CommandLine.Option(names = "--chat-template", defaultValue = "chatml", paramLabel = "chatml|llama3|plain",
+        description = "How chat messages are rendered before tokenizing (default: ${DEFAULT-VALUE}).")
+    String chatTemplate;
+
+    @CommandLine.Option(names = "--max-request-body-size", defaultValue = "4m", paramLabel = "SIZE",
+        converter = Converters.ByteSize.class,
+        description = "Largest request body; larger gets 413 (default: ${DEFAULT-VALUE}).")
+    int maxRequestBodyBytes;
+
+    @CommandLine.Option(names = "--shutdown-timeout", defaultValue = "10s", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "On SIGTERM/SIGINT, how long in-flight requests may finish before they are aborted " +
+            "(default: ${DEFAULT-VALUE}).")
+    long shutdownTimeoutNs;
+
+    @CommandLine.Option(names = "--enable-prompt-tokens-details",
+        description = "Report usage.prompt_tokens_details.cached_tokens (as vLLM's flag).")
+    boolean enablePromptTokensDetails;
+
+    @CommandLine.Option(names = "--vllm-version", defaultValue = DEFAULT_VLLM_VERSION, paramLabel = "VERSION",
+        description = "Version GET /version reports (default: ${DEFAULT-VALUE}).")
+    String vllmVersion;
+
+    @CommandLine.Option(names = "--api-key", paramLabel = "KEY",
+        description = "Require 'Authorization: Bearer KEY' on /v1 endpoints.")
+    String apiKey;
+
+    @CommandLine.Mixin
+    EngineOptions engine = new EngineOptions();
+
+    static boolean isServing()
+    {
+        return serving;
+    }
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final long startNs = System.nanoTime();
+        final String modelName = null != model ? model : null != positionalModel ? positionalModel : "Qwen/Qwen3-8B";
+        final ServeOptions options = new ServeOptions(host, port, instances, modelName,
+            null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) : servedModelNames,
+            mode, ChatTemplate.of(chatTemplate), maxRequestBodyBytes, shutdownTimeoutNs, enablePromptTokensDetails,
+            vllmVersion, apiKey);
+        final Tokenizer tokenizer = engine.loadTokenizer();
+        final List<EngineConfig> configs = new ArrayList<>(instances);
+        for (int i = 0; i < instances; i++)
+        {
+            configs.add(engine.build(i, tokenizer));
+        }
+        final HttpServer server = HttpServer.start(options, configs, tokenizer);
+        serving = true;
+        Runtime.getRuntime().addShutdownHook(new Thread(() ->
+        {
+            LOG.log(System.Logger.Level.INFO, "shutting down: draining for up to {0}",
+                dev.tapedeck.latency.Durations.format(shutdownTimeoutNs));
+            server.shutdown(shutdownTimeoutNs);
+            tokenizer.close();
+        }, "tapedeck-shutdown"));
+        final List<Integer> ports = server.ports();
+        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}) ready in {5} ms",
+            VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
+            configs.get(0).latencyModel().describe(), (System.nanoTime() - startNs) / 1_000_000);
+        return 0;
+    }
+
+    private static String urls(final String host, final List<Integer> ports)
+    {
+        final StringBuilder out = new StringBuilder();
+        for (final int p : ports)
+        {
+            out.append(out.length() > 0 ? ", " : "").append("http://").append(host).append(':').append(p);
+        }
+        return out.toString();
+    }
+}

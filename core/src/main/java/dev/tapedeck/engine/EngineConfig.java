@@ -1,0 +1,310 @@
+package dev.tapedeck.engine;
+
+import dev.tapedeck.latency.LatencyModel;
+import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.workload.OutputLengthDistribution;
+
+/**
+ * Everything an {@link Engine} is built from, with vLLM's defaults. Fluent setters; {@link #conclude()} validates all
+ * values at once and must be called before the engine is built. One instance per engine: do not share a config
+ * between engines (each takes its own seed).
+ */
+public final class EngineConfig
+{
+    /** vLLM's default {@code --max-num-seqs}. */
+    public static final int DEFAULT_MAX_NUM_SEQS = 256;
+    /** vLLM's default {@code --max-num-batched-tokens} for online serving on a large GPU. */
+    public static final int DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192;
+    /** Default context length. */
+    public static final int DEFAULT_MAX_MODEL_LEN = 8192;
+    /** Default bound of the waiting queue (vLLM has none; a bound turns overload into 429s instead of memory). */
+    public static final int DEFAULT_MAX_WAITING_QUEUE_LENGTH = 16384;
+    /** vLLM's default KV block size in tokens. */
+    public static final int DEFAULT_BLOCK_SIZE = 16;
+    /**
+     * Default KV capacity in blocks: an 8B model with 128 KiB of KV per token in the 70 GB a 96 GB GPU leaves at 0.9
+     * memory utilisation.
+     */
+    public static final int DEFAULT_KV_CACHE_BLOCKS = 33_600;
+
+    private int maxNumSeqs = DEFAULT_MAX_NUM_SEQS;
+    private int maxNumBatchedTokens = DEFAULT_MAX_NUM_BATCHED_TOKENS;
+    private int maxModelLen = DEFAULT_MAX_MODEL_LEN;
+    private int maxWaitingQueueLength = DEFAULT_MAX_WAITING_QUEUE_LENGTH;
+    private int longPrefillTokenThreshold;
+    private SchedulingPolicy schedulingPolicy = SchedulingPolicy.FCFS;
+    private int blockSize = DEFAULT_BLOCK_SIZE;
+    private int kvCacheBlocks = DEFAULT_KV_CACHE_BLOCKS;
+    private long seed;
+    private LatencyModel latencyModel = new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000);
+    private OutputLengthDistribution outputLengths = OutputLengthDistribution.MOONCAKE_CONVERSATION;
+    private int[] randomTokenIds = {0};
+    private int eosTokenId;
+    private boolean concluded;
+
+    /**
+     * @param value running-set cap.
+     * @return this.
+     */
+    public EngineConfig maxNumSeqs(final int value)
+    {
+        maxNumSeqs = value;
+        return this;
+    }
+
+    /**
+     * @return running-set cap.
+     */
+    public int maxNumSeqs()
+    {
+        return maxNumSeqs;
+    }
+
+    /**
+     * @param value per-step token budget.
+     * @return this.
+     */
+    public EngineConfig maxNumBatchedTokens(final int value)
+    {
+        maxNumBatchedTokens = value;
+        return this;
+    }
+
+    /**
+     * @return per-step token budget.
+     */
+    public int maxNumBatchedTokens()
+    {
+        return maxNumBatchedTokens;
+    }
+
+    /**
+     * @param value context length: prompt plus output tokens.
+     * @return this.
+     */
+    public EngineConfig maxModelLen(final int value)
+    {
+        maxModelLen = value;
+        return this;
+    }
+
+    /**
+     * @return context length.
+     */
+    public int maxModelLen()
+    {
+        return maxModelLen;
+    }
+
+    /**
+     * @param value waiting requests beyond which new ones are refused.
+     * @return this.
+     */
+    public EngineConfig maxWaitingQueueLength(final int value)
+    {
+        maxWaitingQueueLength = value;
+        return this;
+    }
+
+    /**
+     * @return waiting-queue bound.
+     */
+    public int maxWaitingQueueLength()
+    {
+        return maxWaitingQueueLength;
+    }
+
+    /**
+     * @param value largest prefill chunk one request may take per step; 0 means no cap.
+     * @return this.
+     */
+    public EngineConfig longPrefillTokenThreshold(final int value)
+    {
+        longPrefillTokenThreshold = value;
+        return this;
+    }
+
+    /**
+     * @return per-request chunk cap, 0 for none.
+     */
+    public int longPrefillTokenThreshold()
+    {
+        return longPrefillTokenThreshold;
+    }
+
+    /**
+     * @param value admission order.
+     * @return this.
+     */
+    public EngineConfig schedulingPolicy(final SchedulingPolicy value)
+    {
+        schedulingPolicy = value;
+        return this;
+    }
+
+    /**
+     * @return admission order.
+     */
+    public SchedulingPolicy schedulingPolicy()
+    {
+        return schedulingPolicy;
+    }
+
+    /**
+     * @param value KV block size in tokens.
+     * @return this.
+     */
+    public EngineConfig blockSize(final int value)
+    {
+        blockSize = value;
+        return this;
+    }
+
+    /**
+     * @return KV block size in tokens.
+     */
+    public int blockSize()
+    {
+        return blockSize;
+    }
+
+    /**
+     * @param value KV capacity in blocks.
+     * @return this.
+     */
+    public EngineConfig kvCacheBlocks(final int value)
+    {
+        kvCacheBlocks = value;
+        return this;
+    }
+
+    /**
+     * @return KV capacity in blocks.
+     */
+    public int kvCacheBlocks()
+    {
+        return kvCacheBlocks;
+    }
+
+    /**
+     * @param value seed of every draw the engine makes.
+     * @return this.
+     */
+    public EngineConfig seed(final long value)
+    {
+        seed = value;
+        return this;
+    }
+
+    /**
+     * @return the seed.
+     */
+    public long seed()
+    {
+        return seed;
+    }
+
+    /**
+     * @param value the latency model.
+     * @return this.
+     */
+    public EngineConfig latencyModel(final LatencyModel value)
+    {
+        latencyModel = value;
+        return this;
+    }
+
+    /**
+     * @return the latency model.
+     */
+    public LatencyModel latencyModel()
+    {
+        return latencyModel;
+    }
+
+    /**
+     * @param value how long unbounded answers are.
+     * @return this.
+     */
+    public EngineConfig outputLengths(final OutputLengthDistribution value)
+    {
+        outputLengths = value;
+        return this;
+    }
+
+    /**
+     * @return how long unbounded answers are.
+     */
+    public OutputLengthDistribution outputLengths()
+    {
+        return outputLengths;
+    }
+
+    /**
+     * @param ids token ids random output is drawn from (not copied).
+     * @param eosId the end-of-sequence token id that ends a naturally stopping answer.
+     * @return this.
+     */
+    public EngineConfig tokenSpace(final int[] ids, final int eosId)
+    {
+        randomTokenIds = ids;
+        eosTokenId = eosId;
+        return this;
+    }
+
+    /**
+     * @return token ids random output is drawn from.
+     */
+    public int[] randomTokenIds()
+    {
+        return randomTokenIds;
+    }
+
+    /**
+     * @return the end-of-sequence token id.
+     */
+    public int eosTokenId()
+    {
+        return eosTokenId;
+    }
+
+    /**
+     * Validate every value; fails with all problems in one message.
+     *
+     * @return this.
+     * @throws IllegalArgumentException listing every invalid setting.
+     */
+    public EngineConfig conclude()
+    {
+        final StringBuilder problems = new StringBuilder();
+        check(problems, maxNumSeqs >= 1, "--max-num-seqs must be >= 1");
+        check(problems, maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be >= 1");
+        check(problems, maxModelLen >= 2, "--max-model-len must be >= 2");
+        check(problems, maxWaitingQueueLength >= 0, "--max-waiting-queue-length must be >= 0");
+        check(problems, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0");
+        check(problems, blockSize >= 1, "--block-size must be >= 1");
+        check(problems, kvCacheBlocks >= 1, "--kv-cache-size must be >= 1");
+        check(problems, null != latencyModel, "a latency model is required");
+        check(problems, null != randomTokenIds && randomTokenIds.length > 0, "the token space is empty");
+        if (problems.length() > 0)
+        {
+            throw new IllegalArgumentException(problems.toString());
+        }
+        concluded = true;
+        return this;
+    }
+
+    boolean isConcluded()
+    {
+        return concluded;
+    }
+
+    private static void check(final StringBuilder problems, final boolean ok, final String message)
+    {
+        if (!ok)
+        {
+            problems.append(problems.length() > 0 ? "; " : "").append(message);
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package dev.tapedeck.engine;
+
+/**
+ * Where an engine's outputs go: a face (HTTP streams, engine-core wire, a trace file, metrics only).
+ * <p>
+ * Called on the engine's thread. Per step the engine calls {@link #onToken} once for every request that generated a
+ * token, {@link #onFinished} for every request that ended (after its last token, or alone for an abort), then
+ * {@link #onBatchEnd} once, which is where a face flushes. Implementations must not call back into the engine from
+ * {@code onToken}/{@code onFinished} except through {@link Engine#abort(Request)}, which is safe.
+ */
+public interface OutputSink
+{
+    /**
+     * A request generated a token.
+     *
+     * @param request the request; {@link Request#lastTokenId()} is the new token.
+     * @param tokenId the new token id.
+     */
+    void onToken(Request request, int tokenId);
+
+    /**
+     * A request ended; {@link Request#finishReason()} says why.
+     *
+     * @param request the request.
+     */
+    void onFinished(Request request);
+
+    /**
+     * Every output of this batch has been delivered.
+     *
+     * @param nowNs the engine's time when the batch was emitted.
+     */
+    void onBatchEnd(long nowNs);
+}

@@ -1,0 +1,420 @@
+package dev.tapedeck.engine;
+
+import dev.tapedeck.latency.SeededRandom;
+import dev.tapedeck.metrics.EngineMetrics;
+
+/**
+ * One generation request as the engine core sees it: prompt token ids and sampling limits in, token ids and a finish
+ * reason out. A face (HTTP, engine-core wire) fills the inputs, {@link Engine#submit(Request) submits} it, and is
+ * told of every token and of the finish through its {@link OutputSink}.
+ * <p>
+ * <b>Threading</b>: confined to the engine's thread once submitted; the face reads it from the same thread in its
+ * sink callbacks. Inputs must not change after submission.
+ */
+public final class Request implements EngineMetrics.RequestTiming
+{
+    /** Marker for "the client did not set max_tokens". */
+    public static final int UNSET = -1;
+
+    enum State
+    {
+        NEW, WAITING, PREFILL, HELD, DECODE, FINISHED
+    }
+
+    private final String requestId;
+    private final int[] promptTokenIds;
+    private int maxTokens = UNSET;
+    private int minTokens;
+    private boolean ignoreEos;
+    private int[] stopTokenIds;
+    private int priority;
+    private long seed;
+    private boolean seeded;
+    private int[] echoTokenIds;
+    private long arrivalNs;
+    private Object attachment;
+    private int parallelN = 1;
+
+    // engine-owned state
+    State state = State.NEW;
+    long arrivalSequence;
+    int outputLimit;
+    FinishReason limitFinishReason;
+    boolean endsWithEos;
+    int numCachedTokens;
+    int numComputedTokens;
+    int numOutputTokens;
+    int lastTokenId = -1;
+    int preemptions;
+    int scheduledTokens;
+    long holdTimerId = -1;
+    long firstTokenDelayNs;
+    long queuedNs;
+    long scheduledNs;
+    long firstTokenNs;
+    long lastTokenNs;
+    long finishedNs;
+    FinishReason finishReason;
+    SeededRandom random;
+
+    /**
+     * @param requestId the id the client or frontend knows the request by.
+     * @param promptTokenIds the prompt's token ids (not copied; the caller hands it over).
+     */
+    public Request(final String requestId, final int[] promptTokenIds)
+    {
+        this.requestId = requestId;
+        this.promptTokenIds = promptTokenIds;
+    }
+
+    /**
+     * @return the request id.
+     */
+    public String requestId()
+    {
+        return requestId;
+    }
+
+    /**
+     * @return the prompt token ids (do not modify).
+     */
+    public int[] promptTokenIds()
+    {
+        return promptTokenIds;
+    }
+
+    /**
+     * @return prompt length in tokens.
+     */
+    public int promptLength()
+    {
+        return promptTokenIds.length;
+    }
+
+    /**
+     * @param value {@code max_tokens}, or {@link #UNSET}.
+     * @return this.
+     */
+    public Request maxTokens(final int value)
+    {
+        maxTokens = value;
+        return this;
+    }
+
+    /**
+     * @return {@code max_tokens} as given, or {@link #UNSET}.
+     */
+    @Override
+    public int maxTokens()
+    {
+        return maxTokens;
+    }
+
+    /**
+     * @param value {@code min_tokens}: no end of sequence before this many tokens.
+     * @return this.
+     */
+    public Request minTokens(final int value)
+    {
+        minTokens = value;
+        return this;
+    }
+
+    /**
+     * @return {@code min_tokens}.
+     */
+    public int minTokens()
+    {
+        return minTokens;
+    }
+
+    /**
+     * @param value {@code ignore_eos}: generate until the length limit.
+     * @return this.
+     */
+    public Request ignoreEos(final boolean value)
+    {
+        ignoreEos = value;
+        return this;
+    }
+
+    /**
+     * @return {@code ignore_eos}.
+     */
+    public boolean ignoreEos()
+    {
+        return ignoreEos;
+    }
+
+    /**
+     * @param ids {@code stop_token_ids}, or null.
+     * @return this.
+     */
+    public Request stopTokenIds(final int[] ids)
+    {
+        stopTokenIds = ids;
+        return this;
+    }
+
+    /**
+     * @param value scheduling priority; smaller is more urgent (vLLM semantics).
+     * @return this.
+     */
+    public Request priority(final int value)
+    {
+        priority = value;
+        return this;
+    }
+
+    /**
+     * @return scheduling priority.
+     */
+    public int priority()
+    {
+        return priority;
+    }
+
+    /**
+     * @param value the request's own sampling seed; without one the engine derives it from its seed.
+     * @return this.
+     */
+    public Request seed(final long value)
+    {
+        seed = value;
+        seeded = true;
+        return this;
+    }
+
+    /**
+     * @param ids token ids to echo back instead of random ones (echo mode), or null.
+     * @return this.
+     */
+    public Request echoTokenIds(final int[] ids)
+    {
+        echoTokenIds = ids;
+        return this;
+    }
+
+    /**
+     * @param nowNs when the request reached the server, on the engine's clock.
+     * @return this.
+     */
+    public Request arrivalNs(final long nowNs)
+    {
+        arrivalNs = nowNs;
+        return this;
+    }
+
+    /**
+     * @return when the request reached the server.
+     */
+    @Override
+    public long arrivalNs()
+    {
+        return arrivalNs;
+    }
+
+    /**
+     * @param value the face's per-request state (a stream, a client index).
+     * @return this.
+     */
+    public Request attachment(final Object value)
+    {
+        attachment = value;
+        return this;
+    }
+
+    /**
+     * @return the face's per-request state.
+     */
+    public Object attachment()
+    {
+        return attachment;
+    }
+
+    /**
+     * @return tokens generated so far.
+     */
+    public int numOutputTokens()
+    {
+        return numOutputTokens;
+    }
+
+    /**
+     * @return prompt tokens served from the prefix cache.
+     */
+    public int numCachedTokens()
+    {
+        return numCachedTokens;
+    }
+
+    /**
+     * @return the last generated token id, or -1.
+     */
+    public int lastTokenId()
+    {
+        return lastTokenId;
+    }
+
+    /**
+     * @return the finish reason, or null while the request runs.
+     */
+    public FinishReason finishReason()
+    {
+        return finishReason;
+    }
+
+    /**
+     * @return true once finished (any reason).
+     */
+    public boolean isFinished()
+    {
+        return State.FINISHED == state;
+    }
+
+    /**
+     * @return when the engine first scheduled the request, 0 if never.
+     */
+    @Override
+    public long scheduledNs()
+    {
+        return scheduledNs;
+    }
+
+    /**
+     * @return when the request entered the waiting queue.
+     */
+    @Override
+    public long queuedNs()
+    {
+        return queuedNs;
+    }
+
+    /**
+     * @return when the first token was emitted, 0 if none yet.
+     */
+    @Override
+    public long firstTokenNs()
+    {
+        return firstTokenNs;
+    }
+
+    /**
+     * @return when the last token was emitted, 0 if none yet.
+     */
+    @Override
+    public long lastTokenNs()
+    {
+        return lastTokenNs;
+    }
+
+    /**
+     * @return when the request finished, 0 if it has not.
+     */
+    @Override
+    public long finishedNs()
+    {
+        return finishedNs;
+    }
+
+    /**
+     * @return true when the last token generated is the emulated end-of-sequence token (it carries no text).
+     */
+    public boolean lastTokenIsEos()
+    {
+        return endsWithEos && numOutputTokens == outputLimit && FinishReason.STOP == finishReason;
+    }
+
+    /**
+     * @param value the client's {@code n} on the one child that reports it in metrics, 0 on its siblings.
+     * @return this.
+     */
+    public Request parallelN(final int value)
+    {
+        parallelN = value;
+        return this;
+    }
+
+    @Override
+    public int parallelN()
+    {
+        return parallelN;
+    }
+
+    @Override
+    public int promptTokens()
+    {
+        return promptTokenIds.length;
+    }
+
+    @Override
+    public int cachedTokens()
+    {
+        return numCachedTokens;
+    }
+
+    @Override
+    public int generationTokens()
+    {
+        return numOutputTokens;
+    }
+
+    @Override
+    public int preemptions()
+    {
+        return preemptions;
+    }
+
+    /**
+     * @param tokenId a token id.
+     * @return true if it is one of the request's {@code stop_token_ids}.
+     */
+    public boolean isStopToken(final int tokenId)
+    {
+        final int[] ids = stopTokenIds;
+        if (null == ids)
+        {
+            return false;
+        }
+        for (final int id : ids)
+        {
+            if (id == tokenId)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    boolean hasSeed()
+    {
+        return seeded;
+    }
+
+    long seed()
+    {
+        return seed;
+    }
+
+    int[] echoTokenIds()
+    {
+        return echoTokenIds;
+    }
+
+    int promptRemaining()
+    {
+        return promptTokenIds.length - numComputedTokens;
+    }
+
+    int contextLength()
+    {
+        return numComputedTokens + numOutputTokens;
+    }
+
+    @Override
+    public String toString()
+    {
+        return "Request{" + requestId + ", prompt=" + promptTokenIds.length + ", state=" + state +
+            ", out=" + numOutputTokens + "/" + outputLimit + "}";
+    }
+}

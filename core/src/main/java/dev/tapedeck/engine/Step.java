@@ -1,0 +1,167 @@
+package dev.tapedeck.engine;
+
+import dev.tapedeck.latency.StepShape;
+
+/**
+ * One composed engine step: which requests run, with how many tokens each. Reused for every step (preallocated to
+ * {@code max-num-seqs} entries); a decode entry carries 1 token, a prefill entry its chunk.
+ * <b>Not thread safe</b>; owned by the engine.
+ */
+public final class Step implements StepShape
+{
+    private final Request[] requests;
+    private final int[] tokens;
+    private int size;
+    private int decodeRequests;
+    private int prefillRequests;
+    private int prefillTokens;
+    private long decodeContextTokens;
+    private int runningRequests;
+    private long startNs;
+    private long endNs;
+    private long sequence;
+
+    Step(final int capacity)
+    {
+        requests = new Request[capacity];
+        tokens = new int[capacity];
+    }
+
+    void reset(final long stepStartNs, final long stepSequence)
+    {
+        for (int i = 0; i < size; i++)
+        {
+            requests[i] = null;
+        }
+        size = 0;
+        decodeRequests = 0;
+        prefillRequests = 0;
+        prefillTokens = 0;
+        decodeContextTokens = 0;
+        runningRequests = 0;
+        startNs = stepStartNs;
+        endNs = stepStartNs;
+        sequence = stepSequence;
+    }
+
+    void addDecode(final Request request)
+    {
+        requests[size] = request;
+        tokens[size] = 1;
+        size++;
+        decodeRequests++;
+        decodeContextTokens += request.contextLength();
+    }
+
+    void addPrefill(final Request request, final int chunkTokens)
+    {
+        requests[size] = request;
+        tokens[size] = chunkTokens;
+        size++;
+        prefillRequests++;
+        prefillTokens += chunkTokens;
+    }
+
+    void runningRequests(final int count)
+    {
+        runningRequests = count;
+    }
+
+    void endNs(final long value)
+    {
+        endNs = value;
+    }
+
+    /**
+     * @return entries in this step.
+     */
+    public int size()
+    {
+        return size;
+    }
+
+    /**
+     * @param index entry index.
+     * @return the request of that entry.
+     */
+    public Request request(final int index)
+    {
+        return requests[index];
+    }
+
+    /**
+     * @param index entry index.
+     * @return tokens scheduled for that entry (1 for a decode, the chunk for a prefill).
+     */
+    public int tokens(final int index)
+    {
+        return tokens[index];
+    }
+
+    /**
+     * @return total tokens scheduled (what counts against the budget).
+     */
+    public int totalTokens()
+    {
+        return decodeRequests + prefillTokens;
+    }
+
+    /**
+     * @return when the step started.
+     */
+    public long startNs()
+    {
+        return startNs;
+    }
+
+    /**
+     * @return when the step ends.
+     */
+    public long endNs()
+    {
+        return endNs;
+    }
+
+    /**
+     * @return the step's number, counting from 1 for the engine's first step.
+     */
+    public long sequence()
+    {
+        return sequence;
+    }
+
+    @Override
+    public int decodeRequests()
+    {
+        return decodeRequests;
+    }
+
+    @Override
+    public int prefillTokens()
+    {
+        return prefillTokens;
+    }
+
+    @Override
+    public int prefillRequests()
+    {
+        return prefillRequests;
+    }
+
+    @Override
+    public long decodeContextTokens()
+    {
+        return decodeContextTokens;
+    }
+
+    @Override
+    public int runningRequests()
+    {
+        return runningRequests;
+    }
+
+    boolean isEmpty()
+    {
+        return 0 == size;
+    }
+}

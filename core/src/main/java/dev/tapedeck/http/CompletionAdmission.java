@@ -1,0 +1,197 @@
+package dev.tapedeck.http;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+
+import dev.tapedeck.engine.Engine;
+import dev.tapedeck.engine.Request;
+import dev.tapedeck.engine.SubmitResult;
+import dev.tapedeck.tokens.ChatTemplate;
+
+/**
+ * Turns a chat or completions HTTP request into engine requests: parse, check the model, tokenize (through the chat
+ * template for chat), check the context window and the queue, then submit one engine request per prompt and per
+ * {@code n}. Every refusal is an {@link ApiException} with vLLM's status and message; nothing reaches the engine
+ * unless all of its requests fit. Event-loop confined; one per instance.
+ */
+final class CompletionAdmission
+{
+    private final Instance instance;
+    private final RequestParser parser = new RequestParser();
+
+    CompletionAdmission(final Instance instance)
+    {
+        this.instance = instance;
+    }
+
+    HttpStream admit(
+        final FullHttpRequest http,
+        final ChannelHandlerContext ctx,
+        final ChannelHandlerContext wireCtx,
+        final HttpStream.Completion owner,
+        final ParsedRequest.Endpoint endpoint,
+        final boolean keepAlive)
+    {
+        final long arrivalNs = HttpFront.nowNs();
+        final ServeOptions options = instance.options();
+        final Engine engine = instance.engine();
+        final ParsedRequest request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
+        if (null != request.model && !options.serves(request.model))
+        {
+            throw new ApiException(HttpResponseStatus.NOT_FOUND, "NotFoundError",
+                "The model `" + request.model + "` does not exist.", "model");
+        }
+        final List<int[]> prompts = tokenize(request);
+        final int maxModelLen = engine.config().maxModelLen();
+        checkContext(request, prompts, maxModelLen);
+        final int children = prompts.size() * request.n;
+        if (engine.numWaiting() + children > engine.config().maxWaitingQueueLength())
+        {
+            throw new ApiException(HttpResponseStatus.TOO_MANY_REQUESTS, "RateLimitError",
+                "The server is at capacity: the waiting queue is full (max-waiting-queue-length=" +
+                engine.config().maxWaitingQueueLength() + "). Retry later.", null);
+        }
+        final String prefix = ParsedRequest.Endpoint.CHAT == endpoint ? "chatcmpl-" : "cmpl-";
+        final String headerId = http.headers().get("X-Request-Id");
+        final String responseId = prefix + (null != headerId ? headerId :
+            null != request.requestId ? request.requestId : instance.randomHexId());
+        final HttpStream stream = new HttpStream(instance.front(), ctx, wireCtx, owner, request, responseId,
+            System.currentTimeMillis() / 1000, keepAlive);
+        final int[] echo = ServeOptions.Mode.ECHO == options.mode() ? echoTokens(request, prompts) : null;
+        final Choice[] choices = new Choice[children];
+        int promptTokens = 0;
+        for (int p = 0; p < prompts.size(); p++)
+        {
+            final int[] ids = prompts.get(p);
+            promptTokens += ids.length;
+            for (int i = 0; i < request.n; i++)
+            {
+                final int index = p * request.n + i;
+                final Request engineRequest = new Request(responseId + "-" + index, ids)
+                    .maxTokens(request.maxTokens)
+                    .minTokens(request.minTokens)
+                    .ignoreEos(request.ignoreEos)
+                    .stopTokenIds(request.stopTokenIds)
+                    .priority(request.priority)
+                    .echoTokenIds(null == echo ? null : echo.length > 0 ? echo : ids)
+                    .parallelN(0 == i ? request.n : 0)
+                    .arrivalNs(arrivalNs);
+                if (request.seeded)
+                {
+                    engineRequest.seed(request.seed + index);
+                }
+                choices[index] = new Choice(stream, index, engineRequest, request.stop,
+                    request.includeStopStrInOutput, 0 == i);
+                engineRequest.attachment(choices[index]);
+            }
+        }
+        stream.choices = choices;
+        stream.unfinished = children;
+        stream.promptTokens = promptTokens;
+        for (final Choice choice : choices)
+        {
+            final SubmitResult result = engine.submit(choice.request, arrivalNs);
+            if (SubmitResult.ACCEPTED != result)
+            {
+                // cannot happen after the checks above on this thread, but never leave a partial response behind
+                for (final Choice submitted : choices)
+                {
+                    engine.abort(submitted.request, dev.tapedeck.engine.FinishReason.ABORT, arrivalNs);
+                }
+                throw refusal(result);
+            }
+        }
+        return stream;
+    }
+
+    private List<int[]> tokenize(final ParsedRequest request)
+    {
+        final List<int[]> prompts = new ArrayList<>(1);
+        if (ParsedRequest.Endpoint.CHAT == request.endpoint)
+        {
+            prompts.add(instance.tokenizer().encode(instance.options().chatTemplate().render(request.messages)));
+            return prompts;
+        }
+        final int vocabularySize = instance.tokenizer().vocabulary().size();
+        for (final Object prompt : request.prompts)
+        {
+            if (prompt instanceof String)
+            {
+                prompts.add(instance.tokenizer().encode((String)prompt));
+            }
+            else
+            {
+                final int[] ids = (int[])prompt;
+                for (final int id : ids)
+                {
+                    if (id >= vocabularySize)
+                    {
+                        throw ApiException.badRequest("Token id " + id + " is out of vocabulary", "prompt");
+                    }
+                }
+                prompts.add(ids);
+            }
+        }
+        return prompts;
+    }
+
+    private int[] echoTokens(final ParsedRequest request, final List<int[]> prompts)
+    {
+        if (ParsedRequest.Endpoint.CHAT == request.endpoint)
+        {
+            final ChatTemplate.Message last = request.messages.get(request.messages.size() - 1);
+            final int[] ids = instance.tokenizer().encode(last.content());
+            return ids.length > 0 ? ids : prompts.get(0);
+        }
+        return new int[0]; // completions echo each prompt's own tokens
+    }
+
+    private static void checkContext(final ParsedRequest request, final List<int[]> prompts, final int maxModelLen)
+    {
+        if (Request.UNSET != request.maxTokens && request.maxTokens > maxModelLen)
+        {
+            throw ApiException.badRequest(request.maxTokensParam + "=" + request.maxTokens +
+                " cannot be greater than max_model_len=" + maxModelLen + ". Please request fewer output tokens.",
+                request.maxTokensParam);
+        }
+        for (final int[] prompt : prompts)
+        {
+            if (0 == prompt.length)
+            {
+                throw ApiException.badRequest("The prompt is empty: at least one token is required.", "prompt");
+            }
+            final int output = Request.UNSET == request.maxTokens ? 0 : request.maxTokens;
+            if (prompt.length + Math.max(output, 1) > maxModelLen)
+            {
+                throw ApiException.badRequest("This model's maximum context length is " + maxModelLen +
+                    " tokens. However, you requested " + output + " output tokens and your prompt contains " +
+                    prompt.length + " input tokens, for a total of " + (prompt.length + output) + " tokens. " +
+                    "Please reduce the length of the input prompt or the number of requested output tokens.",
+                    "input_tokens");
+            }
+        }
+    }
+
+    private static ApiException refusal(final SubmitResult result)
+    {
+        switch (result)
+        {
+            case QUEUE_FULL:
+                return new ApiException(HttpResponseStatus.TOO_MANY_REQUESTS, "RateLimitError",
+                    "The server is at capacity: the waiting queue is full. Retry later.", null);
+            case SHUTTING_DOWN:
+                return new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE, "ServiceUnavailableError",
+                    "The server is shutting down.", null);
+            case TOO_LONG:
+                return ApiException.badRequest("The request does not fit the model's context length.",
+                    "input_tokens");
+            default:
+                return ApiException.badRequest("The request is invalid.", null);
+        }
+    }
+}

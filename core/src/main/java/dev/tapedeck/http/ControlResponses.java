@@ -1,0 +1,107 @@
+package dev.tapedeck.http;
+
+import java.nio.charset.StandardCharsets;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+
+/**
+ * Bodies of the non-generation endpoints and of errors, in vLLM's shapes. Control path: strings are fine here.
+ */
+final class ControlResponses
+{
+    private ControlResponses()
+    {
+    }
+
+    /**
+     * {@code {"error":{"message":..,"type":..,"param":..,"code":<status>}}} with that status.
+     */
+    static FullHttpResponse error(final HttpResponseStatus status, final String type, final String message,
+        final String param)
+    {
+        final String body = "{\"error\":{\"message\":" + JsonText.quote(message) + ",\"type\":" +
+            JsonText.quote(type) + ",\"param\":" + JsonText.quote(param) + ",\"code\":" + status.code() + "}}";
+        return json(status, body);
+    }
+
+    static FullHttpResponse error(final ApiException ex)
+    {
+        return error(ex.status(), ex.type(), ex.getMessage(), ex.param());
+    }
+
+    /** FastAPI's answer for unknown routes and methods: {@code {"detail":"Not Found"}}. */
+    static FullHttpResponse detail(final HttpResponseStatus status)
+    {
+        return json(status, "{\"detail\":" + JsonText.quote(status.reasonPhrase()) + "}");
+    }
+
+    static FullHttpResponse unauthorized()
+    {
+        return json(HttpResponseStatus.UNAUTHORIZED, "{\"error\":\"Unauthorized\"}");
+    }
+
+    static FullHttpResponse version(final String version)
+    {
+        return json(HttpResponseStatus.OK, "{\"version\":" + JsonText.quote(version) + "}");
+    }
+
+    static FullHttpResponse load(final int serverLoad)
+    {
+        return json(HttpResponseStatus.OK, "{\"server_load\":" + serverLoad + "}");
+    }
+
+    static FullHttpResponse models(final ServeOptions options, final int maxModelLen, final String permissionId)
+    {
+        final long created = System.currentTimeMillis() / 1000;
+        final StringBuilder body = new StringBuilder(256).append("{\"object\":\"list\",\"data\":[");
+        boolean first = true;
+        for (final String name : options.servedModelNames())
+        {
+            body.append(first ? "" : ",").append("{\"id\":").append(JsonText.quote(name))
+                .append(",\"object\":\"model\",\"created\":").append(created)
+                .append(",\"owned_by\":\"vllm\",\"root\":").append(JsonText.quote(options.model()))
+                .append(",\"parent\":null,\"max_model_len\":").append(maxModelLen)
+                .append(",\"permission\":[{\"id\":\"modelperm-").append(permissionId)
+                .append("\",\"object\":\"model_permission\",\"created\":").append(created)
+                .append(",\"allow_create_engine\":false,\"allow_sampling\":true,\"allow_logprobs\":true," +
+                    "\"allow_search_indices\":false,\"allow_view\":true,\"allow_fine_tuning\":false," +
+                    "\"organization\":\"*\",\"group\":null,\"is_blocking\":false}]}");
+            first = false;
+        }
+        return json(HttpResponseStatus.OK, body.append("]}").toString());
+    }
+
+    static FullHttpResponse empty(final HttpResponseStatus status)
+    {
+        final FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+            Unpooled.EMPTY_BUFFER);
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
+        return response;
+    }
+
+    static FullHttpResponse text(final String contentType, final String body)
+    {
+        final ByteBuf content = Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8));
+        final FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+            content);
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+        return response;
+    }
+
+    static FullHttpResponse json(final HttpResponseStatus status, final String body)
+    {
+        final ByteBuf content = Unpooled.wrappedBuffer(body.getBytes(StandardCharsets.UTF_8));
+        final FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+        return response;
+    }
+}

@@ -1,0 +1,77 @@
+package dev.tapedeck.http;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Writes non-streaming chat and completion bodies in vLLM's shape (every field present, nulls included), e.g.
+ * <pre>
+ * {"id":"chatcmpl-..","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":
+ * "assistant","content":"..","refusal":null,"annotations":null,"audio":null,"function_call":null,"tool_calls":[],
+ * "reasoning":null},"logprobs":null,"finish_reason":"stop","stop_reason":null,"token_ids":null}],"service_tier":null,
+ * "system_fingerprint":null,"usage":{"prompt_tokens":9,"total_tokens":12,"completion_tokens":3,
+ * "prompt_tokens_details":null},"prompt_logprobs":null,"prompt_token_ids":null,"kv_transfer_params":null}
+ * </pre>
+ */
+final class FullResponses
+{
+    private static final byte[] MESSAGE_OPEN = JsonBytes.ascii(",\"message\":{\"role\":\"assistant\",\"content\":\"");
+    private static final byte[] MESSAGE_CLOSE = JsonBytes.ascii("\",\"refusal\":null,\"annotations\":null," +
+        "\"audio\":null,\"function_call\":null,\"tool_calls\":[],\"reasoning\":null},\"logprobs\":null," +
+        "\"finish_reason\":");
+    private static final byte[] TEXT_OPEN = JsonBytes.ascii(",\"text\":\"");
+    private static final byte[] TEXT_CLOSE = JsonBytes.ascii("\",\"logprobs\":null,\"finish_reason\":");
+    private static final byte[] STOP_REASON = JsonBytes.ascii(",\"stop_reason\":");
+    private static final byte[] CHAT_CHOICE_TAIL = JsonBytes.ascii(",\"token_ids\":null}");
+    private static final byte[] COMPLETION_CHOICE_TAIL = JsonBytes.ascii(
+        ",\"token_ids\":null,\"prompt_logprobs\":null,\"prompt_token_ids\":null}");
+    private static final byte[] USAGE_OPEN = JsonBytes.ascii(
+        "],\"service_tier\":null,\"system_fingerprint\":null,\"usage\":");
+    private static final byte[] CHAT_TAIL = JsonBytes.ascii(
+        ",\"prompt_logprobs\":null,\"prompt_token_ids\":null,\"kv_transfer_params\":null}");
+    private static final byte[] COMPLETION_TAIL = JsonBytes.ascii(",\"kv_transfer_params\":null}");
+    private static final byte[] USAGE_NO_DETAILS_TAIL = JsonBytes.ascii(",\"prompt_tokens_details\":null}");
+
+    private FullResponses()
+    {
+    }
+
+    static void write(final ByteBuf out, final HttpStream stream, final String model, final int completionTokens,
+        final boolean promptTokensDetails)
+    {
+        final String head = "{\"id\":\"" + stream.responseId + "\",\"object\":\"" +
+            (stream.chat ? "chat.completion" : "text_completion") + "\",\"created\":" + stream.createdSeconds +
+            ",\"model\":" + JsonText.quote(model) + ",\"choices\":[";
+        out.writeCharSequence(head, java.nio.charset.StandardCharsets.UTF_8);
+        boolean first = true;
+        for (final Choice choice : stream.choices)
+        {
+            if (!first)
+            {
+                out.writeByte(',');
+            }
+            first = false;
+            out.writeCharSequence("{\"index\":", java.nio.charset.StandardCharsets.US_ASCII);
+            JsonBytes.writeLong(out, choice.index);
+            out.writeBytes(stream.chat ? MESSAGE_OPEN : TEXT_OPEN);
+            JsonBytes.writeEscaped(out, choice.pendingBytes(), 0, choice.pendingLength());
+            out.writeBytes(stream.chat ? MESSAGE_CLOSE : TEXT_CLOSE);
+            out.writeBytes(SseChunks.finishReasonJson(choice.finishReason));
+            out.writeBytes(STOP_REASON);
+            SseChunks.writeStopReason(out, choice);
+            out.writeBytes(stream.chat ? CHAT_CHOICE_TAIL : COMPLETION_CHOICE_TAIL);
+        }
+        out.writeBytes(USAGE_OPEN);
+        if (promptTokensDetails)
+        {
+            SseChunks.writeUsage(out, stream.promptTokens, completionTokens, stream.cachedTokens());
+        }
+        else
+        {
+            SseChunks.writeUsage(out, stream.promptTokens, completionTokens, -1);
+            // writeUsage closed the object; reopen to add the null details as vLLM's full dump does
+            out.writerIndex(out.writerIndex() - 1);
+            out.writeBytes(USAGE_NO_DETAILS_TAIL);
+        }
+        out.writeBytes(stream.chat ? CHAT_TAIL : COMPLETION_TAIL);
+    }
+}

@@ -1,0 +1,145 @@
+package dev.tapedeck.http;
+
+import java.util.Arrays;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.netty.channel.EventLoop;
+
+import dev.tapedeck.engine.Engine;
+import dev.tapedeck.engine.FinishReason;
+import dev.tapedeck.engine.OutputSink;
+import dev.tapedeck.engine.Request;
+import dev.tapedeck.tokens.TokenVocabulary;
+
+/**
+ * Binds one engine to its event loop: drives the engine's clock with one scheduled task at the engine's next
+ * deadline, and turns engine outputs into HTTP responses. Tokens are appended to their {@link Choice} as they come;
+ * at the end of each batch every touched response is written and flushed once.
+ * <p>
+ * Event-loop confined: the engine, every channel of this instance and this object share one thread.
+ */
+final class HttpFront implements OutputSink
+{
+    private final EventLoop loop;
+    private final ServeOptions options;
+    private final TokenVocabulary vocabulary;
+    private final Runnable timerTask = this::onTimer;
+    private Engine engine;
+    private HttpStream[] dirty = new HttpStream[64];
+    private int dirtyCount;
+    private ScheduledFuture<?> armed;
+    private long armedDeadlineNs = Long.MAX_VALUE;
+
+    HttpFront(final EventLoop loop, final ServeOptions options, final TokenVocabulary vocabulary)
+    {
+        this.loop = loop;
+        this.options = options;
+        this.vocabulary = vocabulary;
+    }
+
+    void engine(final Engine value)
+    {
+        engine = value;
+    }
+
+    Engine engine()
+    {
+        return engine;
+    }
+
+    ServeOptions options()
+    {
+        return options;
+    }
+
+    EventLoop loop()
+    {
+        return loop;
+    }
+
+    static long nowNs()
+    {
+        return System.nanoTime();
+    }
+
+    /**
+     * Let the engine catch up with the clock and arm the timer for its next deadline.
+     */
+    void kick()
+    {
+        final long now = nowNs();
+        engine.doWork(now);
+        rearm(now);
+    }
+
+    private void onTimer()
+    {
+        armed = null;
+        armedDeadlineNs = Long.MAX_VALUE;
+        kick();
+    }
+
+    private void rearm(final long nowNs)
+    {
+        final long next = engine.nextDeadlineNs();
+        if (Long.MAX_VALUE == next || next >= armedDeadlineNs)
+        {
+            return;
+        }
+        if (null != armed)
+        {
+            armed.cancel(false);
+        }
+        armedDeadlineNs = next;
+        armed = loop.schedule(timerTask, Math.max(0, next - nowNs), TimeUnit.NANOSECONDS);
+    }
+
+    void addDirty(final HttpStream stream)
+    {
+        if (dirtyCount == dirty.length)
+        {
+            dirty = Arrays.copyOf(dirty, dirtyCount * 2);
+        }
+        dirty[dirtyCount++] = stream;
+    }
+
+    @Override
+    public void onToken(final Request request, final int tokenId)
+    {
+        final Choice choice = (Choice)request.attachment();
+        if (null == choice || choice.stream.closed)
+        {
+            return;
+        }
+        if (choice.appendToken(vocabulary.bytes(tokenId)))
+        {
+            engine.abort(request, FinishReason.STOP, nowNs());
+        }
+        choice.stream.markDirty();
+    }
+
+    @Override
+    public void onFinished(final Request request)
+    {
+        final Choice choice = (Choice)request.attachment();
+        if (null == choice || choice.finished)
+        {
+            return;
+        }
+        choice.finish(request.finishReason());
+        choice.stream.onChoiceFinished();
+    }
+
+    @Override
+    public void onBatchEnd(final long nowNs)
+    {
+        for (int i = 0; i < dirtyCount; i++)
+        {
+            final HttpStream stream = dirty[i];
+            dirty[i] = null;
+            stream.flush();
+        }
+        dirtyCount = 0;
+    }
+}

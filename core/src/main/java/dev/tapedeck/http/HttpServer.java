@@ -1,0 +1,213 @@
+package dev.tapedeck.http;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.util.concurrent.GlobalEventExecutor;
+
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.tokens.Tokenizer;
+
+/**
+ * {@code tapedeck serve}: N independent simulated vLLM replicas, each an engine on its own event loop with its own
+ * port, metrics and seed. The HTTP child channels of a replica are registered on the replica's loop, so a token
+ * becomes an SSE write with no thread hop. Native epoll when available (sub-millisecond timers), NIO otherwise.
+ * <p>
+ * Start with {@link #start}; {@link #shutdown} drains and stops. Thread safe for those two calls.
+ */
+public final class HttpServer implements AutoCloseable
+{
+    static final String CODEC = "http";
+    private static final System.Logger LOG = System.getLogger(HttpServer.class.getName());
+
+    private final MultiThreadIoEventLoopGroup group;
+    private final List<Instance> instances;
+    private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final ServeOptions options;
+    private volatile boolean stopped;
+
+    private HttpServer(final MultiThreadIoEventLoopGroup group, final List<Instance> instances,
+        final ServeOptions options)
+    {
+        this.group = group;
+        this.instances = instances;
+        this.options = options;
+    }
+
+    /**
+     * Bind every instance.
+     *
+     * @param options face settings.
+     * @param configs one concluded engine config per instance.
+     * @param tokenizer shared tokenizer.
+     * @return the running server.
+     * @throws InterruptedException if interrupted while binding.
+     */
+    public static HttpServer start(final ServeOptions options, final List<EngineConfig> configs,
+        final Tokenizer tokenizer) throws InterruptedException
+    {
+        final boolean epoll = Epoll.isAvailable();
+        final IoHandlerFactory ioFactory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        final Class<? extends ServerChannel> channelClass =
+            epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        final int threads = Math.min(options.instances(), Runtime.getRuntime().availableProcessors());
+        final MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, ioFactory);
+        final List<Instance> instances = new ArrayList<>(options.instances());
+        final HttpServer server = new HttpServer(group, instances, options);
+        try
+        {
+            for (int i = 0; i < options.instances(); i++)
+            {
+                final EventLoop loop = group.next();
+                final Instance instance = new Instance(i, loop, options, configs.get(i), tokenizer);
+                instances.add(instance);
+                final int port = 0 == options.port() ? 0 : options.port() + i;
+                final Channel channel = new ServerBootstrap()
+                    .group(loop, loop)
+                    .channel(channelClass)
+                    .option(ChannelOption.SO_BACKLOG, 4096)
+                    .option(ChannelOption.SO_REUSEADDR, true)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(server.initializer(instance))
+                    .bind(options.host(), port).sync().channel();
+                instance.serverChannel(channel);
+            }
+        }
+        catch (final InterruptedException | RuntimeException ex)
+        {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw ex;
+        }
+        if (!epoll)
+        {
+            LOG.log(System.Logger.Level.INFO, "native epoll unavailable ({0}); using NIO (millisecond timers)",
+                String.valueOf(Epoll.unavailabilityCause()));
+        }
+        return server;
+    }
+
+    private ChannelInitializer<SocketChannel> initializer(final Instance instance)
+    {
+        final CompletionAdmission admission = new CompletionAdmission(instance);
+        final HttpDecoderConfig decoderConfig = new HttpDecoderConfig()
+            .setMaxInitialLineLength(8192)
+            .setMaxHeaderSize(32 * 1024)
+            .setMaxChunkSize(64 * 1024);
+        return new ChannelInitializer<>()
+        {
+            @Override
+            protected void initChannel(final SocketChannel channel)
+            {
+                channels.add(channel);
+                channel.pipeline()
+                    .addLast(CODEC, new HttpServerCodec(decoderConfig))
+                    .addLast("aggregator", new BodyLimitAggregator(options.maxRequestBodyBytes()))
+                    .addLast("openai", new OpenAiHandler(instance, admission));
+            }
+        };
+    }
+
+    /**
+     * @return the port each instance listens on, in instance order.
+     */
+    public List<Integer> ports()
+    {
+        final List<Integer> ports = new ArrayList<>(instances.size());
+        for (final Instance instance : instances)
+        {
+            ports.add(instance.boundPort());
+        }
+        return ports;
+    }
+
+    /**
+     * Stop taking requests (new ones get 503), let in-flight requests finish for up to {@code drainTimeoutNs}, abort
+     * what is left, close every connection and stop the event loops.
+     *
+     * @param drainTimeoutNs how long to let requests finish.
+     */
+    public void shutdown(final long drainTimeoutNs)
+    {
+        if (stopped)
+        {
+            return;
+        }
+        stopped = true;
+        try
+        {
+            for (final Instance instance : instances)
+            {
+                instance.loop().submit(() -> instance.engine().beginShutdown()).get();
+            }
+            final long deadline = System.nanoTime() + drainTimeoutNs;
+            while (System.nanoTime() - deadline < 0 && inFlight() > 0)
+            {
+                Thread.sleep(10);
+            }
+            final int aborted = inFlight();
+            for (final Instance instance : instances)
+            {
+                instance.loop().submit(() ->
+                {
+                    instance.engine().abortAll(System.nanoTime());
+                    instance.front().kick();
+                }).get();
+                instance.serverChannel().close().sync();
+            }
+            if (aborted > 0)
+            {
+                LOG.log(System.Logger.Level.WARNING, "shutdown aborted {0} request(s) still in flight", aborted);
+            }
+            channels.close().await(2, TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        catch (final ExecutionException ex)
+        {
+            LOG.log(System.Logger.Level.WARNING, "error during shutdown", ex.getCause());
+        }
+        finally
+        {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    private int inFlight() throws InterruptedException, ExecutionException
+    {
+        int total = 0;
+        for (final Instance instance : instances)
+        {
+            total += instance.loop().submit(() -> instance.engine().numRunning() + instance.engine().numWaiting())
+                .get();
+        }
+        return total;
+    }
+
+    @Override
+    public void close()
+    {
+        shutdown(options.shutdownTimeoutNs());
+    }
+}

@@ -1,0 +1,318 @@
+package dev.tapedeck.http;
+
+import java.nio.charset.StandardCharsets;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+
+import dev.tapedeck.engine.FinishReason;
+
+/**
+ * One HTTP response in progress: a chat or completions request with its choices (n per prompt), streaming as SSE or
+ * collected into one JSON body.
+ * <p>
+ * Streaming bypasses Netty's HTTP encoder: the status line and headers, every SSE event and the chunked-transfer
+ * framing are written as raw bytes on the codec's context, so a step costs one pooled buffer and one write per
+ * response, and one flush. Writes happen once per engine batch ({@link #flush()}), only while the channel is
+ * writable; a slow reader gets the tokens it missed merged into its next event, as vLLM's output collector does.
+ * <p>
+ * Event-loop confined.
+ */
+final class HttpStream
+{
+    private static final byte[] SSE_HEAD = JsonBytes.ascii("HTTP/1.1 200 OK\r\n" +
+        "content-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n");
+    private static final byte[] SSE_HEAD_CLOSE = JsonBytes.ascii("connection: close\r\n");
+    private static final byte[] CRLF = JsonBytes.ascii("\r\n");
+    private static final byte[] LAST_CHUNK = JsonBytes.ascii("0\r\n\r\n");
+    private static final int FRAME_HEADER_RESERVE = 10;
+    private static final byte[] HEX = JsonBytes.ascii("0123456789abcdef");
+
+    final HttpFront front;
+    final ChannelHandlerContext ctx;
+    private final ChannelHandlerContext wireCtx;
+    private final Completion owner;
+    final boolean chat;
+    final boolean streaming;
+    private final boolean includeUsage;
+    private final boolean continuousUsage;
+    private final boolean promptTokensDetails;
+    final boolean keepAlive;
+    final String responseId;
+    final long createdSeconds;
+    private final byte[] chunkHead;
+    Choice[] choices;
+    int unfinished;
+    int promptTokens;
+    boolean dirty;
+    boolean closed;
+    private boolean done;
+
+    /** Told when the response is complete (written, or abandoned by the client). */
+    interface Completion
+    {
+        void onResponseComplete(HttpStream stream);
+    }
+
+    HttpStream(
+        final HttpFront front,
+        final ChannelHandlerContext ctx,
+        final ChannelHandlerContext wireCtx,
+        final Completion owner,
+        final ParsedRequest request,
+        final String responseId,
+        final long createdSeconds,
+        final boolean keepAlive)
+    {
+        this.front = front;
+        this.ctx = ctx;
+        this.wireCtx = wireCtx;
+        this.owner = owner;
+        this.chat = ParsedRequest.Endpoint.CHAT == request.endpoint;
+        this.streaming = request.stream;
+        this.includeUsage = request.includeUsage;
+        this.continuousUsage = request.continuousUsageStats;
+        this.promptTokensDetails = front.options().enablePromptTokensDetails();
+        this.keepAlive = keepAlive;
+        this.responseId = responseId;
+        this.createdSeconds = createdSeconds;
+        this.chunkHead = streaming ? chunkHead(front.options().modelNameForResponses()) : null;
+    }
+
+    private byte[] chunkHead(final String model)
+    {
+        final String head = "data: {\"id\":\"" + responseId + "\",\"object\":\"" +
+            (chat ? "chat.completion.chunk" : "text_completion") + "\",\"created\":" + createdSeconds +
+            ",\"model\":" + JsonText.quote(model) + ",\"choices\":[";
+        return head.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Send the status line and headers of an SSE response right away (vLLM commits 200 before the first token).
+     */
+    void writeHead()
+    {
+        final ByteBuf head = ctx.alloc().buffer(160);
+        head.writeBytes(SSE_HEAD);
+        if (!keepAlive)
+        {
+            head.writeBytes(SSE_HEAD_CLOSE);
+        }
+        head.writeBytes(CRLF);
+        wireCtx.writeAndFlush(head, wireCtx.voidPromise());
+    }
+
+    void markDirty()
+    {
+        if (!dirty && !done)
+        {
+            dirty = true;
+            front.addDirty(this);
+        }
+    }
+
+    void onChoiceFinished()
+    {
+        unfinished--;
+        markDirty();
+    }
+
+    /**
+     * The client went away: end every unfinished choice in the engine (counted as aborts).
+     */
+    void clientGone(final long nowNs)
+    {
+        if (done)
+        {
+            return;
+        }
+        closed = true;
+        for (final Choice choice : choices)
+        {
+            if (null != choice && !choice.finished)
+            {
+                front.engine().abort(choice.request, FinishReason.ABORT, nowNs);
+            }
+        }
+        done = true;
+    }
+
+    /**
+     * Write what the engine produced since the last flush; called once per batch.
+     */
+    void flush()
+    {
+        dirty = false;
+        if (closed || done)
+        {
+            return;
+        }
+        if (streaming)
+        {
+            if (ctx.channel().isWritable())
+            {
+                flushStream();
+            }
+        }
+        else if (0 == unfinished)
+        {
+            writeFullResponse();
+            complete();
+        }
+    }
+
+    /**
+     * The channel became writable again: send what was held back.
+     */
+    void onWritable()
+    {
+        if (!closed && !done && streaming)
+        {
+            flushStream();
+        }
+    }
+
+    private void flushStream()
+    {
+        final ByteBuf frame = ctx.alloc().buffer(512);
+        frame.writerIndex(FRAME_HEADER_RESERVE);
+        for (final Choice choice : choices)
+        {
+            writeChoiceEvents(frame, choice);
+        }
+        final boolean finishedAll = 0 == unfinished;
+        if (finishedAll)
+        {
+            if (includeUsage)
+            {
+                SseChunks.writeUsageChunk(frame, chunkHead, promptTokens, completionTokens(),
+                    promptTokensDetails ? cachedTokens() : -1);
+            }
+            frame.writeBytes(SseChunks.DONE);
+        }
+        if (frame.writerIndex() == FRAME_HEADER_RESERVE)
+        {
+            frame.release();
+        }
+        else
+        {
+            frameChunk(frame);
+            wireCtx.write(frame, wireCtx.voidPromise());
+        }
+        if (finishedAll)
+        {
+            final ByteBuf last = ctx.alloc().buffer(LAST_CHUNK.length);
+            last.writeBytes(LAST_CHUNK);
+            wireCtx.write(last, wireCtx.voidPromise());
+        }
+        wireCtx.flush();
+        if (finishedAll)
+        {
+            complete();
+        }
+    }
+
+    private void writeChoiceEvents(final ByteBuf frame, final Choice choice)
+    {
+        if (choice.finalSent)
+        {
+            return;
+        }
+        final int length = choice.emittableLength();
+        if (0 == length && !choice.finished)
+        {
+            return;
+        }
+        if (chat && !choice.roleSent)
+        {
+            SseChunks.writeRoleChunk(frame, chunkHead, choice.index, promptTokens, continuousUsage);
+            choice.roleSent = true;
+        }
+        final FinishReason reason = choice.finished ? choice.finishReason : null;
+        SseChunks.writeDeltaChunk(frame, chunkHead, chat, choice, length, reason, promptTokens, continuousUsage);
+        choice.consume(length);
+        if (choice.finished)
+        {
+            choice.finalSent = true;
+        }
+    }
+
+    /**
+     * Put {@code <hex length>\r\n} in front of the payload and {@code \r\n} after it, in the same buffer.
+     */
+    private static void frameChunk(final ByteBuf frame)
+    {
+        final int payloadLength = frame.writerIndex() - FRAME_HEADER_RESERVE;
+        frame.writeBytes(CRLF);
+        int hexDigits = 1;
+        while ((payloadLength >>> (4 * hexDigits)) != 0)
+        {
+            hexDigits++;
+        }
+        final int start = FRAME_HEADER_RESERVE - hexDigits - 2;
+        int index = start;
+        for (int shift = 4 * (hexDigits - 1); shift >= 0; shift -= 4)
+        {
+            frame.setByte(index++, HEX[(payloadLength >>> shift) & 0xf]);
+        }
+        frame.setByte(index++, '\r');
+        frame.setByte(index, '\n');
+        frame.readerIndex(start);
+    }
+
+    int cachedTokens()
+    {
+        int total = 0;
+        for (final Choice choice : choices)
+        {
+            if (choice.countsPrompt)
+            {
+                total += choice.request.numCachedTokens();
+            }
+        }
+        return total;
+    }
+
+    private int completionTokens()
+    {
+        int total = 0;
+        for (final Choice choice : choices)
+        {
+            total += choice.request.numOutputTokens();
+        }
+        return total;
+    }
+
+    private void writeFullResponse()
+    {
+        final ByteBuf body = ctx.alloc().buffer(1024);
+        FullResponses.write(body, this, front.options().modelNameForResponses(), completionTokens(),
+            promptTokensDetails);
+        final FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+            body);
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+        if (!keepAlive)
+        {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        }
+        ctx.writeAndFlush(response, ctx.voidPromise());
+    }
+
+    private void complete()
+    {
+        done = true;
+        owner.onResponseComplete(this);
+    }
+
+    boolean isDone()
+    {
+        return done;
+    }
+}

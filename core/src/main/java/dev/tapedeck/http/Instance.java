@@ -1,0 +1,133 @@
+package dev.tapedeck.http;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+
+import dev.tapedeck.engine.Engine;
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.latency.SeededRandom;
+import dev.tapedeck.metrics.PrometheusExposition;
+import dev.tapedeck.tokens.Tokenizer;
+
+/**
+ * One simulated vLLM replica: its engine, the event loop it lives on, its metrics and its listening port.
+ * Everything here is confined to {@link #loop()} once started.
+ */
+final class Instance
+{
+    private final int index;
+    private final EventLoop loop;
+    private final ServeOptions options;
+    private final Tokenizer tokenizer;
+    private final HttpFront front;
+    private final Engine engine;
+    private final PrometheusExposition exposition;
+    private final SeededRandom idRandom;
+    private Channel serverChannel;
+
+    Instance(final int index, final EventLoop loop, final ServeOptions options, final EngineConfig config,
+        final Tokenizer tokenizer)
+    {
+        this.index = index;
+        this.loop = loop;
+        this.options = options;
+        this.tokenizer = tokenizer;
+        this.front = new HttpFront(loop, options, tokenizer.vocabulary());
+        this.engine = new Engine(config, front, System.nanoTime());
+        this.front.engine(engine);
+        this.idRandom = new SeededRandom(SeededRandom.mix(config.seed(), 0x1d5L));
+        this.exposition = new PrometheusExposition(options.modelNameForResponses(),
+            System.currentTimeMillis() / 1000.0, List.of(engine), List.of(cacheConfigLabels(config)));
+    }
+
+    private static Map<String, String> cacheConfigLabels(final EngineConfig config)
+    {
+        final Map<String, String> labels = new TreeMap<>();
+        labels.put("block_size", Integer.toString(config.blockSize()));
+        labels.put("cache_dtype", "auto");
+        labels.put("enable_prefix_caching", "True");
+        labels.put("gpu_memory_utilization", "0.9");
+        labels.put("is_attention_free", "False");
+        labels.put("num_cpu_blocks", "None");
+        labels.put("num_gpu_blocks", Integer.toString(config.kvCacheBlocks()));
+        labels.put("num_gpu_blocks_override", "None");
+        labels.put("prefix_caching_hash_algo", "sha256");
+        labels.put("sliding_window", "None");
+        return labels;
+    }
+
+    int index()
+    {
+        return index;
+    }
+
+    EventLoop loop()
+    {
+        return loop;
+    }
+
+    ServeOptions options()
+    {
+        return options;
+    }
+
+    Tokenizer tokenizer()
+    {
+        return tokenizer;
+    }
+
+    HttpFront front()
+    {
+        return front;
+    }
+
+    Engine engine()
+    {
+        return engine;
+    }
+
+    PrometheusExposition exposition()
+    {
+        return exposition;
+    }
+
+    /**
+     * @return 32 lowercase hex digits, as vLLM's {@code random_uuid()}; from the instance's seed.
+     */
+    String randomHexId()
+    {
+        final StringBuilder hex = new StringBuilder(32);
+        appendHex(hex, idRandom.nextLong());
+        appendHex(hex, idRandom.nextLong());
+        return hex.toString();
+    }
+
+    private static void appendHex(final StringBuilder out, final long value)
+    {
+        final String digits = Long.toHexString(value);
+        for (int i = digits.length(); i < 16; i++)
+        {
+            out.append('0');
+        }
+        out.append(digits);
+    }
+
+    void serverChannel(final Channel channel)
+    {
+        serverChannel = channel;
+    }
+
+    Channel serverChannel()
+    {
+        return serverChannel;
+    }
+
+    int boundPort()
+    {
+        return ((java.net.InetSocketAddress)serverChannel.localAddress()).getPort();
+    }
+}

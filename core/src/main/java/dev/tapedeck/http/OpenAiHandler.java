@@ -1,0 +1,238 @@
+package dev.tapedeck.http;
+
+import java.util.ArrayDeque;
+
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.QueryStringDecoder;
+
+import dev.tapedeck.metrics.PrometheusExposition;
+
+/**
+ * Routes one connection's requests: the OpenAI generation endpoints, {@code /v1/models}, {@code /health},
+ * {@code /version}, {@code /load} and {@code /metrics}. One response at a time per connection; pipelined requests
+ * wait their turn. A client that disconnects aborts its request in the engine.
+ * <p>
+ * One instance per channel, confined to the channel's event loop (which is also the engine's).
+ */
+final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> implements HttpStream.Completion
+{
+    private static final System.Logger LOG = System.getLogger(OpenAiHandler.class.getName());
+
+    private final Instance instance;
+    private final CompletionAdmission admission;
+    private final ArrayDeque<FullHttpRequest> pipelined = new ArrayDeque<>(2);
+    private ChannelHandlerContext ctx;
+    private HttpStream active;
+
+    OpenAiHandler(final Instance instance, final CompletionAdmission admission)
+    {
+        super(false);
+        this.instance = instance;
+        this.admission = admission;
+    }
+
+    @Override
+    public void handlerAdded(final ChannelHandlerContext context)
+    {
+        ctx = context;
+    }
+
+    @Override
+    protected void channelRead0(final ChannelHandlerContext context, final FullHttpRequest request)
+    {
+        if (null != active)
+        {
+            pipelined.add(request);
+            return;
+        }
+        try
+        {
+            handle(request);
+        }
+        finally
+        {
+            request.release();
+        }
+    }
+
+    private void handle(final FullHttpRequest request)
+    {
+        final boolean keepAlive = HttpUtil.isKeepAlive(request);
+        if (!request.decoderResult().isSuccess())
+        {
+            respond(ControlResponses.error(HttpResponseStatus.BAD_REQUEST, "Bad Request",
+                "malformed HTTP request: " + request.decoderResult().cause(), null), false);
+            return;
+        }
+        final String path = new QueryStringDecoder(request.uri()).path();
+        final HttpMethod method = request.method();
+        final ServeOptions options = instance.options();
+        if (null != options.apiKey() && path.startsWith("/v1") &&
+            !("Bearer " + options.apiKey()).equals(request.headers().get(HttpHeaderNames.AUTHORIZATION)))
+        {
+            respond(ControlResponses.unauthorized(), keepAlive);
+            return;
+        }
+        switch (path)
+        {
+            case "/v1/chat/completions":
+                generate(request, method, ParsedRequest.Endpoint.CHAT, keepAlive);
+                break;
+            case "/v1/completions":
+                generate(request, method, ParsedRequest.Endpoint.COMPLETIONS, keepAlive);
+                break;
+            case "/health":
+                respond(HttpMethod.GET == method ? ControlResponses.empty(HttpResponseStatus.OK) :
+                    ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED), keepAlive);
+                break;
+            case "/version":
+                respondGet(method, () -> ControlResponses.version(options.vllmVersion()), keepAlive);
+                break;
+            case "/load":
+                respondGet(method, () -> ControlResponses.load(
+                    instance.engine().numRunning() + instance.engine().numWaiting()), keepAlive);
+                break;
+            case "/v1/models":
+                respondGet(method, () -> ControlResponses.models(options, instance.engine().config().maxModelLen(),
+                    instance.randomHexId()), keepAlive);
+                break;
+            case "/metrics":
+                respondGet(method, this::metrics, keepAlive);
+                break;
+            default:
+                respond(ControlResponses.detail(HttpResponseStatus.NOT_FOUND), keepAlive);
+        }
+    }
+
+    private FullHttpResponse metrics()
+    {
+        final StringBuilder text = new StringBuilder(32 * 1024);
+        instance.exposition().write(text);
+        return ControlResponses.text(PrometheusExposition.CONTENT_TYPE, text.toString());
+    }
+
+    private void respondGet(final HttpMethod method, final java.util.function.Supplier<FullHttpResponse> response,
+        final boolean keepAlive)
+    {
+        respond(HttpMethod.GET == method ? response.get() :
+            ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED), keepAlive);
+    }
+
+    private void generate(final FullHttpRequest request, final HttpMethod method,
+        final ParsedRequest.Endpoint endpoint, final boolean keepAlive)
+    {
+        if (HttpMethod.POST != method)
+        {
+            respond(ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED), keepAlive);
+            return;
+        }
+        if (instance.engine().isShuttingDown())
+        {
+            respond(ControlResponses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "ServiceUnavailableError",
+                "The server is shutting down.", null), false);
+            return;
+        }
+        final HttpStream stream;
+        try
+        {
+            stream = admission.admit(request, ctx, ctx.pipeline().context(HttpServer.CODEC), this, endpoint,
+                keepAlive);
+        }
+        catch (final ApiException ex)
+        {
+            respond(ControlResponses.error(ex), keepAlive);
+            return;
+        }
+        active = stream;
+        if (stream.streaming)
+        {
+            stream.writeHead();
+        }
+        instance.front().kick();
+    }
+
+    private void respond(final FullHttpResponse response, final boolean keepAlive)
+    {
+        if (keepAlive)
+        {
+            ctx.writeAndFlush(response, ctx.voidPromise());
+        }
+        else
+        {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    @Override
+    public void onResponseComplete(final HttpStream stream)
+    {
+        if (stream != active)
+        {
+            return;
+        }
+        active = null;
+        if (!stream.keepAlive && !stream.closed)
+        {
+            ctx.channel().close();
+            return;
+        }
+        // serve requests that were pipelined behind this one, in order, until one starts a stream
+        while (null == active && !pipelined.isEmpty() && ctx.channel().isActive())
+        {
+            final FullHttpRequest next = pipelined.poll();
+            try
+            {
+                handle(next);
+            }
+            finally
+            {
+                next.release();
+            }
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(final ChannelHandlerContext context)
+    {
+        if (null != active && context.channel().isWritable())
+        {
+            active.onWritable();
+        }
+        context.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(final ChannelHandlerContext context)
+    {
+        if (null != active)
+        {
+            final HttpStream stream = active;
+            active = null;
+            stream.clientGone(HttpFront.nowNs());
+            instance.front().kick();
+        }
+        FullHttpRequest queued;
+        while (null != (queued = pipelined.poll()))
+        {
+            queued.release();
+        }
+        context.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(final ChannelHandlerContext context, final Throwable cause)
+    {
+        LOG.log(System.Logger.Level.DEBUG, "closing connection after error: {0}", cause.toString());
+        context.close();
+    }
+}

@@ -1,0 +1,40 @@
+package dev.tapedeck.http;
+
+import java.util.List;
+
+import dev.tapedeck.engine.Request;
+import dev.tapedeck.tokens.ChatTemplate;
+
+/**
+ * The fields of an OpenAI chat or completions request that tapedeck honours, after type checks. Plain data, built
+ * by {@link RequestParser} on the event loop and read once when the request is submitted.
+ */
+final class ParsedRequest
+{
+    enum Endpoint
+    {
+        CHAT, COMPLETIONS
+    }
+
+    Endpoint endpoint;
+    String model;
+    String requestId;
+    List<ChatTemplate.Message> messages;
+    /** Completions prompts: each a {@code String} or an {@code int[]} of token ids. */
+    List<Object> prompts;
+    boolean stream;
+    boolean includeUsage;
+    boolean continuousUsageStats;
+    int maxTokens = Request.UNSET;
+    String maxTokensParam = "max_tokens";
+    int minTokens;
+    int n = 1;
+    boolean ignoreEos;
+    List<String> stop = List.of();
+    int[] stopTokenIds;
+    boolean includeStopStrInOutput;
+    boolean seeded;
+    long seed;
+    int priority;
+    boolean echo;
+}

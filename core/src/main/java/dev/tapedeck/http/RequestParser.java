@@ -1,0 +1,395 @@
+package dev.tapedeck.http;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import dev.tapedeck.engine.Request;
+import dev.tapedeck.tokens.ChatTemplate;
+
+/**
+ * Parses and type-checks the JSON body of {@code /v1/chat/completions} and {@code /v1/completions}. Errors become
+ * {@link ApiException}s with vLLM's 400 shapes: malformed JSON and wrong field types as validation errors (type
+ * {@code "Bad Request"}, param {@code body.<field>}), unsupported features as {@code BadRequestError}.
+ * Stateless; safe to share.
+ */
+final class RequestParser
+{
+    private final ObjectMapper mapper = new ObjectMapper();
+
+    ParsedRequest parse(final InputStream body, final ParsedRequest.Endpoint endpoint)
+    {
+        final JsonNode root;
+        try
+        {
+            root = mapper.readTree(body);
+        }
+        catch (final JsonProcessingException ex)
+        {
+            throw ApiException.validation("1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', " +
+                ex.getLocation().getCharOffset() + "), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '" +
+                ex.getOriginalMessage().replace('\'', '"') + "'}}", "body");
+        }
+        catch (final IOException ex)
+        {
+            throw ApiException.validation("could not read the request body: " + ex.getMessage(), "body");
+        }
+        if (null == root || !root.isObject())
+        {
+            throw ApiException.validation(typeError("model_attributes_type", "", "Input should be a valid " +
+                "dictionary or object to extract fields from"), "body");
+        }
+        final ParsedRequest request = new ParsedRequest();
+        request.endpoint = endpoint;
+        request.model = optionalString(root, "model");
+        request.requestId = optionalString(root, "request_id");
+        if (ParsedRequest.Endpoint.CHAT == endpoint)
+        {
+            request.messages = messages(root);
+            final Integer maxCompletion = optionalInt(root, "max_completion_tokens");
+            final Integer max = optionalInt(root, "max_tokens");
+            if (null != maxCompletion)
+            {
+                request.maxTokens = maxCompletion;
+                request.maxTokensParam = "max_completion_tokens";
+            }
+            else if (null != max)
+            {
+                request.maxTokens = max;
+            }
+        }
+        else
+        {
+            request.prompts = prompts(root);
+            final Integer max = optionalInt(root, "max_tokens");
+            request.maxTokens = null == max ? 16 : max; // vLLM's CompletionRequest default
+            request.echo = optionalBool(root, "echo", false);
+        }
+        request.stream = optionalBool(root, "stream", false);
+        streamOptions(root, request);
+        final Integer minTokens = optionalInt(root, "min_tokens");
+        request.minTokens = null == minTokens ? 0 : minTokens;
+        final Integer n = optionalInt(root, "n");
+        request.n = null == n ? 1 : n;
+        request.ignoreEos = optionalBool(root, "ignore_eos", false);
+        request.includeStopStrInOutput = optionalBool(root, "include_stop_str_in_output", false);
+        request.stop = stop(root);
+        request.stopTokenIds = intArray(root, "stop_token_ids");
+        final Integer priority = optionalInt(root, "priority");
+        request.priority = null == priority ? 0 : priority;
+        final JsonNode seed = root.get("seed");
+        if (null != seed && !seed.isNull())
+        {
+            if (!seed.canConvertToLong() || !seed.isIntegralNumber())
+            {
+                throw ApiException.validation(typeError("int_type", "seed", "Input should be a valid integer"),
+                    "body.seed");
+            }
+            request.seeded = true;
+            request.seed = seed.asLong();
+        }
+        rejectUnsupported(root);
+        checkRanges(request);
+        return request;
+    }
+
+    private static void streamOptions(final JsonNode root, final ParsedRequest request)
+    {
+        final JsonNode options = root.get("stream_options");
+        if (null == options || options.isNull())
+        {
+            return;
+        }
+        if (!options.isObject())
+        {
+            throw ApiException.validation(typeError("model_type", "stream_options", "Input should be an object"),
+                "body.stream_options");
+        }
+        if (!request.stream)
+        {
+            throw ApiException.badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
+        }
+        // vLLM up to the 0.2x lines: include_usage defaults to true once stream_options is present
+        request.includeUsage = optionalBool(options, "include_usage", true);
+        request.continuousUsageStats = request.includeUsage && optionalBool(options, "continuous_usage_stats", false);
+    }
+
+    private static void checkRanges(final ParsedRequest request)
+    {
+        if (request.n < 1)
+        {
+            throw ApiException.badRequest("n must be at least 1, got " + request.n + ".", "n");
+        }
+        if (request.n > 128)
+        {
+            throw ApiException.badRequest("n must be at most 128 in tapedeck, got " + request.n + ".", "n");
+        }
+        if (request.maxTokens != Request.UNSET && request.maxTokens < 1)
+        {
+            throw ApiException.badRequest(request.maxTokensParam + " must be at least 1, got " + request.maxTokens +
+                ".", request.maxTokensParam);
+        }
+        if (request.minTokens < 0)
+        {
+            throw ApiException.badRequest("min_tokens must be greater than or equal to 0, got " +
+                request.minTokens + ".", "min_tokens");
+        }
+        if (request.maxTokens != Request.UNSET && request.minTokens > request.maxTokens)
+        {
+            throw ApiException.badRequest("min_tokens must be less than or equal to max_tokens=" +
+                request.maxTokens + ", got " + request.minTokens + ".", "min_tokens");
+        }
+    }
+
+    private static void rejectUnsupported(final JsonNode root)
+    {
+        final JsonNode logprobs = root.get("logprobs");
+        if (null != logprobs && (logprobs.asBoolean(false) || (logprobs.isNumber() && logprobs.asInt() > 0)))
+        {
+            throw ApiException.badRequest("logprobs are not simulated by tapedeck; send the request without them",
+                "logprobs");
+        }
+        final JsonNode beam = root.get("use_beam_search");
+        if (null != beam && beam.asBoolean(false))
+        {
+            throw ApiException.badRequest("beam search is not simulated by tapedeck", "use_beam_search");
+        }
+    }
+
+    private static List<ChatTemplate.Message> messages(final JsonNode root)
+    {
+        final JsonNode messages = root.get("messages");
+        if (null == messages || messages.isNull())
+        {
+            throw ApiException.validation(missing("messages"), "body.messages");
+        }
+        if (!messages.isArray())
+        {
+            throw ApiException.validation(typeError("list_type", "messages", "Input should be a valid list"),
+                "body.messages");
+        }
+        if (messages.isEmpty())
+        {
+            throw ApiException.badRequest("messages must contain at least one message", "messages");
+        }
+        final List<ChatTemplate.Message> out = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++)
+        {
+            final JsonNode message = messages.get(i);
+            if (!message.isObject())
+            {
+                throw ApiException.validation(typeError("model_type", "messages', " + i + ", '",
+                    "Input should be an object"), "body.messages." + i);
+            }
+            final JsonNode role = message.get("role");
+            if (null == role || !role.isTextual())
+            {
+                throw ApiException.validation(missing("messages', " + i + ", 'role"), "body.messages." + i + ".role");
+            }
+            out.add(new ChatTemplate.Message(role.asText(), content(message.get("content"), i)));
+        }
+        return out;
+    }
+
+    private static String content(final JsonNode content, final int index)
+    {
+        if (null == content || content.isNull())
+        {
+            return "";
+        }
+        if (content.isTextual())
+        {
+            return content.asText();
+        }
+        if (!content.isArray())
+        {
+            throw ApiException.validation(typeError("string_type", "messages', " + index + ", 'content",
+                "Input should be a valid string"), "body.messages." + index + ".content");
+        }
+        final StringBuilder text = new StringBuilder();
+        for (final JsonNode part : content)
+        {
+            final String type = part.path("type").asText("text");
+            if (!"text".equals(type) && !"input_text".equals(type))
+            {
+                throw ApiException.badRequest("content part type '" + type + "' is not supported by tapedeck " +
+                    "(text only)", "messages." + index + ".content");
+            }
+            if (text.length() > 0)
+            {
+                text.append('\n');
+            }
+            text.append(part.path("text").asText(""));
+        }
+        return text.toString();
+    }
+
+    private static List<Object> prompts(final JsonNode root)
+    {
+        final JsonNode prompt = root.get("prompt");
+        if (null == prompt || prompt.isNull())
+        {
+            throw ApiException.validation(missing("prompt"), "body.prompt");
+        }
+        final List<Object> out = new ArrayList<>();
+        if (prompt.isTextual())
+        {
+            out.add(prompt.asText());
+        }
+        else if (prompt.isArray() && !prompt.isEmpty() && prompt.get(0).isIntegralNumber())
+        {
+            out.add(tokenIds(prompt, "prompt"));
+        }
+        else if (prompt.isArray() && !prompt.isEmpty())
+        {
+            for (final JsonNode element : prompt)
+            {
+                if (element.isTextual())
+                {
+                    out.add(element.asText());
+                }
+                else if (element.isArray())
+                {
+                    out.add(tokenIds(element, "prompt"));
+                }
+                else
+                {
+                    throw ApiException.validation(typeError("string_type", "prompt",
+                        "Input should be a string, a list of strings, a list of token ids or a list of lists"),
+                        "body.prompt");
+                }
+            }
+        }
+        else
+        {
+            throw ApiException.badRequest("prompt must be a non-empty string or a non-empty list", "prompt");
+        }
+        return out;
+    }
+
+    private static int[] tokenIds(final JsonNode array, final String field)
+    {
+        final int[] ids = new int[array.size()];
+        for (int i = 0; i < ids.length; i++)
+        {
+            final JsonNode id = array.get(i);
+            if (!id.isIntegralNumber() || id.asLong() < 0 || id.asLong() > Integer.MAX_VALUE)
+            {
+                throw ApiException.validation(typeError("int_type", field, "Input should be a valid token id"),
+                    "body." + field);
+            }
+            ids[i] = id.asInt();
+        }
+        return ids;
+    }
+
+    private static List<String> stop(final JsonNode root)
+    {
+        final JsonNode stop = root.get("stop");
+        if (null == stop || stop.isNull())
+        {
+            return List.of();
+        }
+        if (stop.isTextual())
+        {
+            return stop.asText().isEmpty() ? List.of() : List.of(stop.asText());
+        }
+        if (!stop.isArray())
+        {
+            throw ApiException.validation(typeError("list_type", "stop", "Input should be a string or a list"),
+                "body.stop");
+        }
+        final List<String> out = new ArrayList<>();
+        for (final JsonNode s : stop)
+        {
+            if (!s.isTextual())
+            {
+                throw ApiException.validation(typeError("string_type", "stop", "Input should be a valid string"),
+                    "body.stop");
+            }
+            if (!s.asText().isEmpty())
+            {
+                out.add(s.asText());
+            }
+        }
+        return out;
+    }
+
+    private static int[] intArray(final JsonNode root, final String field)
+    {
+        final JsonNode node = root.get(field);
+        if (null == node || node.isNull())
+        {
+            return null;
+        }
+        if (!node.isArray())
+        {
+            throw ApiException.validation(typeError("list_type", field, "Input should be a valid list"),
+                "body." + field);
+        }
+        return tokenIds(node, field);
+    }
+
+    private static String optionalString(final JsonNode root, final String field)
+    {
+        final JsonNode node = root.get(field);
+        if (null == node || node.isNull())
+        {
+            return null;
+        }
+        if (!node.isTextual())
+        {
+            throw ApiException.validation(typeError("string_type", field, "Input should be a valid string"),
+                "body." + field);
+        }
+        return node.asText();
+    }
+
+    private static Integer optionalInt(final JsonNode root, final String field)
+    {
+        final JsonNode node = root.get(field);
+        if (null == node || node.isNull())
+        {
+            return null;
+        }
+        final boolean integral = node.isIntegralNumber() ||
+            (node.isNumber() && node.asDouble() == Math.rint(node.asDouble()));
+        if (!integral || !node.canConvertToInt())
+        {
+            throw ApiException.validation(typeError("int_type", field, "Input should be a valid integer"),
+                "body." + field);
+        }
+        return node.asInt();
+    }
+
+    private static boolean optionalBool(final JsonNode root, final String field, final boolean fallback)
+    {
+        final JsonNode node = root.get(field);
+        if (null == node || node.isNull())
+        {
+            return fallback;
+        }
+        if (!node.isBoolean())
+        {
+            throw ApiException.validation(typeError("bool_type", field, "Input should be a valid boolean"),
+                "body." + field);
+        }
+        return node.asBoolean();
+    }
+
+    private static String missing(final String field)
+    {
+        return "1 validation error:\n  {'type': 'missing', 'loc': ('body', '" + field + "'), 'msg': 'Field required'}";
+    }
+
+    private static String typeError(final String type, final String field, final String message)
+    {
+        return "1 validation error:\n  {'type': '" + type + "', 'loc': ('body', '" + field + "'), 'msg': '" +
+            message + "'}";
+    }
+}

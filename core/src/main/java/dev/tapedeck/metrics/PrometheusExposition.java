@@ -1,0 +1,369 @@
+package dev.tapedeck.metrics;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Renders engines' metrics in the Prometheus text exposition format (version 0.0.4) exactly as vLLM's Python
+ * frontend does: vLLM's family names, HELP texts and order; counters with {@code _total} and a {@code _created}
+ * gauge; histograms as cumulative {@code _bucket} lines then {@code _count} and {@code _sum}; labels sorted by name;
+ * bounds printed as Python floats ({@code 1.0}, {@code 1e+06}). One family lists every engine (label {@code engine}).
+ * <p>
+ * Called on the engines' thread at scrape time; allocates only the output text.
+ */
+public final class PrometheusExposition
+{
+    /** The Content-Type of the exposition. */
+    public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+    private final String modelName;
+    private final double createdEpochSeconds;
+    private final List<? extends MetricsSource> engines;
+    private final List<Map<String, String>> cacheConfigLabels;
+
+    /**
+     * @param modelName the {@code model_name} label (the served model name).
+     * @param createdEpochSeconds the {@code _created} timestamp (engine start, Unix seconds).
+     * @param engines the engines, index = the {@code engine} label.
+     * @param cacheConfigLabels per engine, the labels of {@code vllm:cache_config_info} (without {@code engine}).
+     */
+    public PrometheusExposition(
+        final String modelName,
+        final double createdEpochSeconds,
+        final List<? extends MetricsSource> engines,
+        final List<Map<String, String>> cacheConfigLabels)
+    {
+        this.modelName = escape(modelName);
+        this.createdEpochSeconds = createdEpochSeconds;
+        this.engines = engines;
+        this.cacheConfigLabels = cacheConfigLabels;
+    }
+
+    /**
+     * @param out where the exposition text goes.
+     */
+    public void write(final StringBuilder out)
+    {
+        gauge(out, "vllm:num_requests_running", "Number of requests in model execution batches.", Gauge.RUNNING);
+        gauge(out, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", Gauge.WAITING);
+        waitingByReason(out);
+        sleepState(out);
+        gauge(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", Gauge.KV_USAGE);
+        counter(out, "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
+            Counter.PREFIX_QUERIES);
+        counter(out, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
+            Counter.PREFIX_HITS);
+        counter(out, "vllm:external_prefix_cache_queries", "External prefix cache queries from KV connector " +
+            "cross-instance cache sharing, in terms of number of queried tokens.", Counter.ZERO);
+        counter(out, "vllm:external_prefix_cache_hits", "External prefix cache hits from KV connector " +
+            "cross-instance cache sharing, in terms of number of cached tokens.", Counter.ZERO);
+        counter(out, "vllm:mm_cache_queries", "Multi-modal cache queries, in terms of number of queried items.",
+            Counter.ZERO);
+        counter(out, "vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items.",
+            Counter.ZERO);
+        counter(out, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", Counter.PREEMPTIONS);
+        counter(out, "vllm:prompt_tokens", "Number of prefill tokens processed.", Counter.PROMPT);
+        promptTokensBySource(out);
+        counter(out, "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).",
+            Counter.PROMPT_CACHED);
+        counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", Counter.GENERATION);
+        requestSuccess(out);
+        histograms(out);
+        cacheConfigInfo(out);
+    }
+
+    private void histograms(final StringBuilder out)
+    {
+        histogram(out, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", Hist.PROMPT_TOKENS);
+        histogram(out, "vllm:request_generation_tokens", "Number of generation tokens processed.",
+            Hist.GENERATION_TOKENS);
+        histogram(out, "vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
+            Hist.ITERATION_TOKENS);
+        histogram(out, "vllm:request_max_num_generation_tokens",
+            "Histogram of maximum number of requested generation tokens.", Hist.MAX_GENERATION_TOKENS);
+        histogram(out, "vllm:request_params_n", "Histogram of the n request parameter.", Hist.PARAMS_N);
+        histogram(out, "vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+            Hist.PARAMS_MAX_TOKENS);
+        histogram(out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", Hist.TTFT);
+        histogram(out, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", Hist.ITL);
+        histogram(out, "vllm:request_time_per_output_token_seconds",
+            "Histogram of time_per_output_token_seconds per request.", Hist.TPOT);
+        histogram(out, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", Hist.E2E);
+        histogram(out, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+            Hist.QUEUE);
+        histogram(out, "vllm:request_inference_time_seconds",
+            "Histogram of time spent in RUNNING phase for request.", Hist.INFERENCE);
+        histogram(out, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+            Hist.PREFILL);
+        histogram(out, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+            Hist.DECODE);
+        histogram(out, "vllm:request_prefill_kv_computed_tokens",
+            "Histogram of new KV tokens computed during prefill (excluding cached tokens).", Hist.PREFILL_KV_COMPUTED);
+        histogram(out, "vllm:request_num_preemptions", "Histogram of the number of times a request was preempted.",
+            Hist.NUM_PREEMPTIONS);
+    }
+
+    private enum Gauge
+    {
+        RUNNING, WAITING, KV_USAGE
+    }
+
+    private enum Counter
+    {
+        ZERO, PREFIX_QUERIES, PREFIX_HITS, PREEMPTIONS, PROMPT, PROMPT_CACHED, GENERATION
+    }
+
+    private enum Hist
+    {
+        PROMPT_TOKENS, GENERATION_TOKENS, ITERATION_TOKENS, MAX_GENERATION_TOKENS, PARAMS_N, PARAMS_MAX_TOKENS, TTFT,
+        ITL, TPOT, E2E, QUEUE, INFERENCE, PREFILL, DECODE, PREFILL_KV_COMPUTED, NUM_PREEMPTIONS
+    }
+
+    private void gauge(final StringBuilder out, final String name, final String help, final Gauge which)
+    {
+        header(out, name, help, "gauge");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            final MetricsSource engine = engines.get(e);
+            final double value;
+            switch (which)
+            {
+                case RUNNING:
+                    value = engine.numRunning();
+                    break;
+                case WAITING:
+                    value = engine.numWaiting();
+                    break;
+                default:
+                    value = engine.kvCacheUsage();
+            }
+            sample(out, name, e, null, null, value);
+        }
+    }
+
+    private void waitingByReason(final StringBuilder out)
+    {
+        final String name = "vllm:num_requests_waiting_by_reason";
+        header(out, name, "Number of waiting requests by reason. Reason labels: 'capacity' = waiting for " +
+            "scheduling capacity; 'deferred' = deferred by transient constraints (LoRA budget, KV transfer, blocked " +
+            "status). Sum of all reasons equals vllm:num_requests_waiting.", "gauge");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            sample(out, name, e, "reason", "capacity", engines.get(e).numWaiting());
+            sample(out, name, e, "reason", "deferred", 0);
+        }
+    }
+
+    private void sleepState(final StringBuilder out)
+    {
+        final String name = "vllm:engine_sleep_state";
+        header(out, name, "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is " +
+            "awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.", "gauge");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            sample(out, name, e, "sleep_state", "awake", 1);
+            sample(out, name, e, "sleep_state", "weights_offloaded", 0);
+            sample(out, name, e, "sleep_state", "discard_all", 0);
+        }
+    }
+
+    private void counter(final StringBuilder out, final String name, final String help, final Counter which)
+    {
+        header(out, name + "_total", help, "counter");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            sample(out, name + "_total", e, null, null, counterValue(engines.get(e).metrics(), which));
+        }
+        created(out, name, help, null, null);
+    }
+
+    private static long counterValue(final EngineMetrics m, final Counter which)
+    {
+        switch (which)
+        {
+            case PREFIX_QUERIES:
+                return m.prefixCacheQueries;
+            case PREFIX_HITS:
+                return m.prefixCacheHits;
+            case PREEMPTIONS:
+                return m.numPreemptions;
+            case PROMPT:
+                return m.promptTokens;
+            case PROMPT_CACHED:
+                return m.promptTokensLocalCacheHit;
+            case GENERATION:
+                return m.generationTokens;
+            default:
+                return 0;
+        }
+    }
+
+    private void promptTokensBySource(final StringBuilder out)
+    {
+        final String name = "vllm:prompt_tokens_by_source";
+        final String help = "Number of prompt tokens by source.";
+        header(out, name + "_total", help, "counter");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            final EngineMetrics m = engines.get(e).metrics();
+            sample(out, name + "_total", e, "source", "local_compute", m.promptTokensLocalCompute);
+            sample(out, name + "_total", e, "source", "local_cache_hit", m.promptTokensLocalCacheHit);
+            sample(out, name + "_total", e, "source", "external_kv_transfer", 0);
+        }
+        final String[] sources = {"local_compute", "local_cache_hit", "external_kv_transfer"};
+        created(out, name, help, "source", sources);
+    }
+
+    private void requestSuccess(final StringBuilder out)
+    {
+        final String name = "vllm:request_success";
+        final String help = "Count of successfully processed requests.";
+        header(out, name + "_total", help, "counter");
+        final EngineMetrics.FinishLabel[] labels = EngineMetrics.FinishLabel.values();
+        final String[] values = new String[labels.length];
+        for (int e = 0; e < engines.size(); e++)
+        {
+            final EngineMetrics m = engines.get(e).metrics();
+            for (int l = 0; l < labels.length; l++)
+            {
+                values[l] = labels[l].label();
+                sample(out, name + "_total", e, "finished_reason", values[l], m.requestSuccess[l]);
+            }
+        }
+        created(out, name, help, "finished_reason", values);
+    }
+
+    private void histogram(final StringBuilder out, final String name, final String help, final Hist which)
+    {
+        header(out, name, help, "histogram");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            final Histogram h = histogramOf(engines.get(e).metrics(), which);
+            final double[] bounds = h.upperBounds();
+            long cumulative = 0;
+            for (int b = 0; b <= bounds.length; b++)
+            {
+                cumulative += h.bucketCount(b);
+                out.append(name).append("_bucket{engine=\"").append(e).append("\",le=\"")
+                    .append(b < bounds.length ? GoFloat.format(bounds[b]) : "+Inf")
+                    .append("\",model_name=\"").append(modelName).append("\"} ")
+                    .append(GoFloat.format(cumulative)).append('\n');
+            }
+            sample(out, name + "_count", e, null, null, h.count());
+            sample(out, name + "_sum", e, null, null, h.sum());
+        }
+        created(out, name, help, null, null);
+    }
+
+    private static Histogram histogramOf(final EngineMetrics m, final Hist which)
+    {
+        switch (which)
+        {
+            case PROMPT_TOKENS:
+                return m.requestPromptTokens;
+            case GENERATION_TOKENS:
+                return m.requestGenerationTokens;
+            case ITERATION_TOKENS:
+                return m.iterationTokens;
+            case MAX_GENERATION_TOKENS:
+                return m.requestMaxNumGenerationTokens;
+            case PARAMS_N:
+                return m.requestParamsN;
+            case PARAMS_MAX_TOKENS:
+                return m.requestParamsMaxTokens;
+            case TTFT:
+                return m.timeToFirstToken;
+            case ITL:
+                return m.interTokenLatency;
+            case TPOT:
+                return m.requestTimePerOutputToken;
+            case E2E:
+                return m.e2eRequestLatency;
+            case QUEUE:
+                return m.requestQueueTime;
+            case INFERENCE:
+                return m.requestInferenceTime;
+            case PREFILL:
+                return m.requestPrefillTime;
+            case DECODE:
+                return m.requestDecodeTime;
+            case PREFILL_KV_COMPUTED:
+                return m.requestPrefillKvComputedTokens;
+            default:
+                return m.requestNumPreemptions;
+        }
+    }
+
+    private void cacheConfigInfo(final StringBuilder out)
+    {
+        final String name = "vllm:cache_config_info";
+        header(out, name, "Information of the LLMEngine CacheConfig", "gauge");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            final Map<String, String> labels = new java.util.TreeMap<>(cacheConfigLabels.get(e));
+            labels.put("engine", Integer.toString(e));
+            out.append(name).append('{');
+            boolean first = true;
+            for (final Map.Entry<String, String> label : labels.entrySet())
+            {
+                out.append(first ? "" : ",").append(label.getKey()).append("=\"").append(escape(label.getValue()))
+                    .append('"');
+                first = false;
+            }
+            out.append("} 1.0\n");
+        }
+    }
+
+    private void created(final StringBuilder out, final String name, final String help, final String label,
+        final String[] values)
+    {
+        header(out, name + "_created", help, "gauge");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            if (null == label)
+            {
+                sample(out, name + "_created", e, null, null, createdEpochSeconds);
+            }
+            else
+            {
+                for (final String value : values)
+                {
+                    sample(out, name + "_created", e, label, value, createdEpochSeconds);
+                }
+            }
+        }
+    }
+
+    private static void header(final StringBuilder out, final String name, final String help, final String type)
+    {
+        out.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        out.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+    }
+
+    private void sample(
+        final StringBuilder out,
+        final String name,
+        final int engine,
+        final String label,
+        final String labelValue,
+        final double value)
+    {
+        out.append(name).append("{engine=\"").append(engine).append('"');
+        final boolean labelBeforeModel = null != label && label.compareTo("model_name") < 0;
+        if (labelBeforeModel)
+        {
+            out.append(',').append(label).append("=\"").append(labelValue).append('"');
+        }
+        out.append(",model_name=\"").append(modelName).append('"');
+        if (null != label && !labelBeforeModel)
+        {
+            out.append(',').append(label).append("=\"").append(labelValue).append('"');
+        }
+        out.append("} ").append(GoFloat.format(value)).append('\n');
+    }
+
+    private static String escape(final String value)
+    {
+        return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+}

@@ -1,0 +1,208 @@
+package dev.tapedeck.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import dev.tapedeck.latency.KnobLatencyModel;
+import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.workload.OutputLengthDistribution;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Token generation, finish reasons, EOS emulation, determinism and the latency models as the engine applies them.
+ */
+class EngineTest
+{
+    private static final long MS = 1_000_000L;
+
+    @Test
+    void shouldGenerateExactlyMaxTokensAndFinishWithLength()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(EngineHarness.STEP_NS)));
+        final Request r = h.submit("r", 20, 7);
+        h.runUntilIdle();
+        assertEquals(7, h.sink.tokensOf(r).size());
+        assertEquals(FinishReason.LENGTH, r.finishReason());
+        assertEquals(List.of(r), h.sink.finished);
+        for (final int token : h.sink.tokensOf(r))
+        {
+            assertTrue(token >= 11 && token <= 20, "token from the token space: " + token);
+        }
+    }
+
+    @Test
+    void shouldDrawTheNaturalLengthWhenMaxTokensIsUnsetAndEndWithEos()
+    {
+        final EngineConfig config = EngineHarness.config(new FixedStepModel(MS)).maxModelLen(100_000)
+            .outputLengths(new OutputLengthDistribution(new int[] {5, 5}));
+        final EngineHarness h = new EngineHarness(config);
+        final Request r = h.submit("r", 10, Request.UNSET);
+        h.runUntilIdle();
+        assertEquals(FinishReason.STOP, r.finishReason());
+        final List<Integer> tokens = h.sink.tokensOf(r);
+        assertEquals(5, tokens.size());
+        assertEquals(EngineHarness.EOS, tokens.get(4));
+        assertTrue(r.lastTokenIsEos());
+    }
+
+    @Test
+    void shouldRespectMinTokensOverTheNaturalLength()
+    {
+        final EngineConfig config = EngineHarness.config(new FixedStepModel(MS)).maxModelLen(1000)
+            .outputLengths(new OutputLengthDistribution(new int[] {3, 3}));
+        final EngineHarness h = new EngineHarness(config);
+        final Request r = h.request("r", 10, Request.UNSET).minTokens(8);
+        h.engine.submit(r, h.nowNs);
+        h.runUntilIdle();
+        assertEquals(8, r.numOutputTokens());
+        assertEquals(FinishReason.STOP, r.finishReason());
+    }
+
+    @Test
+    void shouldRunToTheContextLimitWithIgnoreEos()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(MS)).maxModelLen(64));
+        final Request r = h.request("r", 40, Request.UNSET).ignoreEos(true);
+        h.engine.submit(r, h.nowNs);
+        h.runUntilIdle();
+        assertEquals(24, r.numOutputTokens());
+        assertEquals(FinishReason.LENGTH, r.finishReason());
+    }
+
+    @Test
+    void shouldStopOnAStopTokenIdOnlyAfterMinTokens()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(MS)));
+        final Request r = h.request("r", 4, 500).stopTokenIds(new int[] {13}).minTokens(3);
+        h.engine.submit(r, h.nowNs);
+        h.runUntilIdle();
+        final List<Integer> tokens = h.sink.tokensOf(r);
+        assertEquals(FinishReason.STOP, r.finishReason());
+        assertEquals(13, (int)tokens.get(tokens.size() - 1));
+        assertTrue(tokens.size() >= 3);
+        for (int i = 2; i < tokens.size() - 1; i++)
+        {
+            assertNotEquals(13, (int)tokens.get(i), "no stop token after min_tokens before the last");
+        }
+    }
+
+    @Test
+    void shouldEchoThePromptTokensThenStop()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(MS)));
+        final Request r = h.request("r", 4, 100).echoTokenIds(new int[] {7, 8, 9});
+        h.engine.submit(r, h.nowNs);
+        h.runUntilIdle();
+        assertEquals(List.of(7, 8, 9), h.sink.tokensOf(r));
+        assertEquals(FinishReason.STOP, r.finishReason());
+        final Request capped = h.request("capped", 4, 2).echoTokenIds(new int[] {7, 8, 9});
+        h.engine.submit(capped, h.nowNs);
+        h.runUntilIdle();
+        assertEquals(List.of(7, 8), h.sink.tokensOf(capped));
+        assertEquals(FinishReason.LENGTH, capped.finishReason());
+    }
+
+    @Test
+    void shouldProduceIdenticalStepsAndTokensForTheSameSeed()
+    {
+        final List<String> first = runSeeded(42);
+        final List<String> second = runSeeded(42);
+        final List<String> other = runSeeded(43);
+        assertEquals(first, second);
+        assertNotEquals(first, other);
+    }
+
+    private static List<String> runSeeded(final long seed)
+    {
+        final StepCoefficients jittery = StepCoefficients.DENSE_8B_RTXPRO6000.with(15000, 30, 120, 1, 0.1);
+        final EngineHarness h = new EngineHarness(new EngineConfig().seed(seed).maxNumSeqs(4)
+            .latencyModel(new StepLatencyModel(jittery)).maxModelLen(4096)
+            .outputLengths(OutputLengthDistribution.MOONCAKE_CONVERSATION));
+        final List<Request> requests = new ArrayList<>();
+        for (int i = 0; i < 10; i++)
+        {
+            requests.add(h.submit("r" + i, 50 + 30 * i, i % 2 == 0 ? 20 : Request.UNSET));
+        }
+        h.runUntilIdle();
+        final List<String> trace = new ArrayList<>();
+        for (final Request r : requests)
+        {
+            trace.add(r.requestId() + " " + h.sink.tokensOf(r) + " " + h.sink.timesOf(r) + " " + r.finishReason());
+        }
+        return trace;
+    }
+
+    @Test
+    void shouldHoldTheFirstTokenForTheKnobTtftAndPaceDecodesAtTheItl()
+    {
+        final KnobLatencyModel knob = new KnobLatencyModel(KnobLatencyModel.Calculator.AUTO, 100 * MS, 0,
+            12 * MS, 0, 0, 0, 0, 1.0, 256);
+        final EngineHarness h = new EngineHarness(EngineHarness.config(knob));
+        final long arrival = h.nowNs;
+        final Request r = h.submit("r", 30, 4);
+        h.runUntilIdle();
+        assertEquals(List.of(arrival + 100 * MS, arrival + 112 * MS, arrival + 124 * MS, arrival + 136 * MS),
+            h.sink.timesOf(r));
+        assertEquals(FinishReason.LENGTH, r.finishReason());
+    }
+
+    @Test
+    void shouldScaleKnobLatencyWithLoad()
+    {
+        final KnobLatencyModel knob = new KnobLatencyModel(KnobLatencyModel.Calculator.AUTO, 0, 0,
+            10 * MS, 0, 0, 0, 0, 3.0, 5);
+        assertEquals(1.0, knob.loadFactor(1));
+        assertEquals(2.0, knob.loadFactor(3));
+        assertEquals(3.0, knob.loadFactor(5));
+        final EngineHarness h = new EngineHarness(EngineHarness.config(knob).maxNumSeqs(5));
+        final List<Request> requests = new ArrayList<>();
+        for (int i = 0; i < 5; i++)
+        {
+            requests.add(h.submit("r" + i, 10, 3));
+        }
+        h.runUntilIdle();
+        final List<Long> times = h.sink.timesOf(requests.get(0));
+        assertEquals(30 * MS, times.get(1) - times.get(0), "5 running: ITL x 3");
+    }
+
+    @Test
+    void shouldGrowTtftWithPromptLengthAndItlWithBatchSizeUnderTheStepModel()
+    {
+        final double shortTtft = isolatedTtftMs(100);
+        final double longTtft = isolatedTtftMs(4000);
+        assertTrue(longTtft > shortTtft + 100, shortTtft + " vs " + longTtft);
+        final double itlAlone = itlMs(1);
+        final double itlLoaded = itlMs(128);
+        assertTrue(itlLoaded > itlAlone * 1.5, itlAlone + " vs " + itlLoaded);
+    }
+
+    private static double isolatedTtftMs(final int promptTokens)
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(
+            new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000)));
+        final long arrival = h.nowNs;
+        final Request r = h.submit("r", promptTokens, 2);
+        h.runUntilIdle();
+        return (h.sink.timesOf(r).get(0) - arrival) / 1e6;
+    }
+
+    private static double itlMs(final int concurrent)
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(
+            new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000)));
+        final List<Request> requests = new ArrayList<>();
+        for (int i = 0; i < concurrent; i++)
+        {
+            requests.add(h.submit("r" + i, 16, 20));
+        }
+        h.runUntilIdle();
+        final List<Long> times = h.sink.timesOf(requests.get(0));
+        return (times.get(19) - times.get(10)) / 9e6;
+    }
+}
