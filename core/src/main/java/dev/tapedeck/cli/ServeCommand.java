@@ -89,6 +89,12 @@ public final class ServeCommand implements Callable<Integer>
         description = "Require 'Authorization: Bearer KEY' on /v1 endpoints.")
     String apiKey;
 
+    @CommandLine.Option(names = "--socket-send-buffer", defaultValue = "0", paramLabel = "SIZE",
+        converter = Converters.ByteSize.class,
+        description = "SO_SNDBUF of client connections; 0 = the OS default. Small values make slow readers " +
+            "back-pressure sooner and save kernel memory with many thousands of streams.")
+    int socketSendBufferBytes;
+
     @CommandLine.Mixin
     EngineOptions engine = new EngineOptions();
 
@@ -105,7 +111,7 @@ public final class ServeCommand implements Callable<Integer>
         final ServeOptions options = new ServeOptions(host, port, instances, modelName,
             null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) : servedModelNames,
             mode, ChatTemplate.of(chatTemplate), maxRequestBodyBytes, shutdownTimeoutNs, enablePromptTokensDetails,
-            vllmVersion, apiKey);
+            vllmVersion, apiKey, socketSendBufferBytes);
         final Tokenizer tokenizer = engine.loadTokenizer();
         final List<EngineConfig> configs = new ArrayList<>(instances);
         for (int i = 0; i < instances; i++)

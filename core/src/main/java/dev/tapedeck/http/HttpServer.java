@@ -82,14 +82,18 @@ public final class HttpServer implements AutoCloseable
                 final Instance instance = new Instance(i, loop, options, configs.get(i), tokenizer);
                 instances.add(instance);
                 final int port = 0 == options.port() ? 0 : options.port() + i;
-                final Channel channel = new ServerBootstrap()
+                final ServerBootstrap bootstrap = new ServerBootstrap()
                     .group(loop, loop)
                     .channel(channelClass)
                     .option(ChannelOption.SO_BACKLOG, 4096)
                     .option(ChannelOption.SO_REUSEADDR, true)
                     .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(server.initializer(instance))
-                    .bind(options.host(), port).sync().channel();
+                    .childHandler(server.initializer(instance));
+                if (options.socketSendBufferBytes() > 0)
+                {
+                    bootstrap.childOption(ChannelOption.SO_SNDBUF, options.socketSendBufferBytes());
+                }
+                final Channel channel = bootstrap.bind(options.host(), port).sync().channel();
                 instance.serverChannel(channel);
             }
         }
@@ -125,6 +129,23 @@ public final class HttpServer implements AutoCloseable
                     .addLast("openai", new OpenAiHandler(instance, admission));
             }
         };
+    }
+
+    /**
+     * Run a task on an instance's event loop (where its engine lives) and wait for its result. For tests and tools
+     * that need to look at an engine; not for the request path.
+     *
+     * @param instance instance index.
+     * @param task what to run against the engine.
+     * @param <T> result type.
+     * @return the task's result.
+     * @throws Exception if the task fails or the wait is interrupted.
+     */
+    public <T> T onEngine(final int instance, final java.util.function.Function<dev.tapedeck.engine.Engine, T> task)
+        throws Exception
+    {
+        final Instance target = instances.get(instance);
+        return target.loop().submit(() -> task.apply(target.engine())).get();
     }
 
     /**

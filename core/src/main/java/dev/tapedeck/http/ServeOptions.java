@@ -19,6 +19,7 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param enablePromptTokensDetails add {@code prompt_tokens_details.cached_tokens} to usage (vLLM flag).
  * @param vllmVersion version reported by {@code /version}.
  * @param apiKey when set, {@code /v1} requests need {@code Authorization: Bearer <key>}.
+ * @param socketSendBufferBytes SO_SNDBUF of accepted connections, 0 for the OS default.
  */
 public record ServeOptions(
     String host,
@@ -32,7 +33,8 @@ public record ServeOptions(
     long shutdownTimeoutNs,
     boolean enablePromptTokensDetails,
     String vllmVersion,
-    String apiKey)
+    String apiKey,
+    int socketSendBufferBytes)
 {
     /** Where output tokens come from. */
     public enum Mode
@@ -60,6 +62,10 @@ public record ServeOptions(
         if (port < 0 || port + instances - 1 > 65535)
         {
             throw new IllegalArgumentException("--port must leave room for " + instances + " ports below 65536");
+        }
+        if (socketSendBufferBytes < 0)
+        {
+            throw new IllegalArgumentException("--socket-send-buffer must not be negative");
         }
         if (maxRequestBodyBytes < 1024)
         {

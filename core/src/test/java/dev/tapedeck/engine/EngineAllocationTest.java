@@ -1,0 +1,78 @@
+package dev.tapedeck.engine;
+
+import java.lang.management.ManagementFactory;
+
+import org.junit.jupiter.api.Test;
+
+import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The engine's steady state allocates nothing: 256 running requests, steps composed, timed and completed, one token
+ * per request per step, measured with the thread's allocated-bytes counter.
+ */
+class EngineAllocationTest
+{
+    private static final com.sun.management.ThreadMXBean THREADS =
+        (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+
+    /** Counts tokens without keeping them. */
+    private static final class CountingSink implements OutputSink
+    {
+        long tokens;
+        long batches;
+
+        @Override
+        public void onToken(final Request request, final int tokenId)
+        {
+            tokens++;
+        }
+
+        @Override
+        public void onFinished(final Request request)
+        {
+        }
+
+        @Override
+        public void onBatchEnd(final long nowNs)
+        {
+            batches++;
+        }
+    }
+
+    @Test
+    void shouldAllocateNothingPerTokenInSteadyState()
+    {
+        final CountingSink sink = new CountingSink();
+        final EngineConfig config = new EngineConfig().maxNumSeqs(256).maxModelLen(1 << 20)
+            .latencyModel(new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000.with(15000, 30, 120, 1, 0.05)))
+            .tokenSpace(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 0).conclude();
+        long nowNs = 0;
+        final Engine engine = new Engine(config, sink, nowNs);
+        for (int i = 0; i < 256; i++)
+        {
+            engine.submit(new Request("r" + i, new int[] {1, 2, 3, 4, 5, 6, 7, 8}).maxTokens(500_000), nowNs);
+        }
+        engine.doWork(nowNs);
+        for (int i = 0; i < 5_000; i++)
+        {
+            nowNs = engine.nextDeadlineNs();
+            engine.doWork(nowNs);
+        }
+        assertEquals(256, engine.numRunning());
+        final long tokensBefore = sink.tokens;
+        final long bytesBefore = THREADS.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 2_000; i++)
+        {
+            nowNs = engine.nextDeadlineNs();
+            engine.doWork(nowNs);
+        }
+        final long allocated = THREADS.getCurrentThreadAllocatedBytes() - bytesBefore;
+        final long tokens = sink.tokens - tokensBefore;
+        assertEquals(2_000L * 256, tokens);
+        assertTrue(allocated < 1024, "allocated " + allocated + " bytes for " + tokens + " tokens");
+    }
+}
