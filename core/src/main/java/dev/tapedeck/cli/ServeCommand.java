@@ -9,6 +9,7 @@ import picocli.CommandLine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.http.HttpServer;
 import dev.tapedeck.http.ServeOptions;
+import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.ChatTemplate;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -95,6 +96,10 @@ public final class ServeCommand implements Callable<Integer>
             "back-pressure sooner and save kernel memory with many thousands of streams.")
     int socketSendBufferBytes;
 
+    @CommandLine.Option(names = "--transport", defaultValue = "auto", paramLabel = "auto|io_uring|epoll|nio",
+        description = "Netty I/O transport; auto picks epoll, then NIO (default: ${DEFAULT-VALUE}).")
+    String transport;
+
     @CommandLine.Mixin
     EngineOptions engine = new EngineOptions();
 
@@ -111,7 +116,7 @@ public final class ServeCommand implements Callable<Integer>
         final ServeOptions options = new ServeOptions(host, port, instances, modelName,
             null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) : servedModelNames,
             mode, ChatTemplate.of(chatTemplate), maxRequestBodyBytes, shutdownTimeoutNs, enablePromptTokensDetails,
-            vllmVersion, apiKey, socketSendBufferBytes);
+            vllmVersion, apiKey, socketSendBufferBytes, Transport.select(transport));
         final Tokenizer tokenizer = engine.loadTokenizer();
         final List<EngineConfig> configs = new ArrayList<>(instances);
         for (int i = 0; i < instances; i++)
@@ -128,9 +133,10 @@ public final class ServeCommand implements Callable<Integer>
             tokenizer.close();
         }, "tapedeck-shutdown"));
         final List<Integer> ports = server.ports();
-        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}) ready in {5} ms",
-            VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
-            configs.get(0).latencyModel().describe(), (System.nanoTime() - startNs) / 1_000_000);
+        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}) ready in " +
+            "{6} ms", VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
+            configs.get(0).latencyModel().describe(), options.transport().cliName(),
+            (System.nanoTime() - startNs) / 1_000_000);
         return 0;
     }
 

@@ -6,6 +6,8 @@ import java.util.concurrent.TimeUnit;
 
 import io.netty.channel.EventLoop;
 
+import org.HdrHistogram.Histogram;
+
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.FinishReason;
 import dev.tapedeck.engine.OutputSink;
@@ -30,6 +32,10 @@ final class HttpFront implements OutputSink
     private int dirtyCount;
     private ScheduledFuture<?> armed;
     private long armedDeadlineNs = Long.MAX_VALUE;
+    /** Write time minus the model's due time of every token, in nanoseconds (up to 60 s, 3 digits). */
+    private final Histogram emissionLatenessNs = new Histogram(60_000_000_000L, 3);
+    private long tokensEmitted;
+    private long batches;
 
     HttpFront(final EventLoop loop, final ServeOptions options, final TokenVocabulary vocabulary)
     {
@@ -68,9 +74,9 @@ final class HttpFront implements OutputSink
      */
     void kick()
     {
-        final long now = nowNs();
-        engine.doWork(now);
-        rearm(now);
+        engine.doWork(nowNs());
+        // the delay is measured from now, after the batch was written, or every step would be late by that much
+        rearm(nowNs());
     }
 
     private void onTimer()
@@ -116,7 +122,7 @@ final class HttpFront implements OutputSink
         {
             engine.abort(request, FinishReason.STOP, nowNs());
         }
-        choice.stream.markDirty();
+        choice.stream.addToken(request.lastTokenNs());
     }
 
     @Override
@@ -141,5 +147,35 @@ final class HttpFront implements OutputSink
             stream.flush();
         }
         dirtyCount = 0;
+        batches++;
+    }
+
+    /**
+     * A token was written to its client.
+     *
+     * @param latenessNs write time minus the model's due time.
+     */
+    void onTokenWritten(final long latenessNs)
+    {
+        emissionLatenessNs.recordValue(Math.min(Math.max(latenessNs, 0), 60_000_000_000L));
+        tokensEmitted++;
+    }
+
+    /**
+     * @return lateness of every token written (write time minus the model's due time), in nanoseconds.
+     */
+    Histogram emissionLatenessNs()
+    {
+        return emissionLatenessNs;
+    }
+
+    long tokensEmitted()
+    {
+        return tokensEmitted;
+    }
+
+    long batches()
+    {
+        return batches;
     }
 }

@@ -13,19 +13,15 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -66,10 +62,9 @@ public final class HttpServer implements AutoCloseable
     public static HttpServer start(final ServeOptions options, final List<EngineConfig> configs,
         final Tokenizer tokenizer) throws InterruptedException
     {
-        final boolean epoll = Epoll.isAvailable();
-        final IoHandlerFactory ioFactory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        final Class<? extends ServerChannel> channelClass =
-            epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        final Transport transport = options.transport();
+        final IoHandlerFactory ioFactory = transport.ioHandlerFactory();
+        final Class<? extends ServerChannel> channelClass = transport.serverChannel();
         final int threads = Math.min(options.instances(), Runtime.getRuntime().availableProcessors());
         final MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, ioFactory);
         final List<Instance> instances = new ArrayList<>(options.instances());
@@ -102,10 +97,10 @@ public final class HttpServer implements AutoCloseable
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw ex;
         }
-        if (!epoll)
+        if (Transport.NIO == transport)
         {
-            LOG.log(System.Logger.Level.INFO, "native epoll unavailable ({0}); using NIO (millisecond timers)",
-                String.valueOf(Epoll.unavailabilityCause()));
+            LOG.log(System.Logger.Level.INFO, "native transports unavailable ({0}); using NIO (millisecond timers)",
+                String.valueOf(io.netty.channel.epoll.Epoll.unavailabilityCause()));
         }
         return server;
     }

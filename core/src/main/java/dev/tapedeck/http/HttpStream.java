@@ -53,6 +53,9 @@ final class HttpStream
     boolean dirty;
     boolean closed;
     private boolean done;
+    /** Due times (the model's) of the tokens not yet written. */
+    private long[] pendingDueNs = new long[8];
+    private int pendingTokens;
 
     /** Told when the response is complete (written, or abandoned by the client). */
     interface Completion
@@ -106,6 +109,31 @@ final class HttpStream
         }
         head.writeBytes(CRLF);
         wireCtx.writeAndFlush(head, wireCtx.voidPromise());
+    }
+
+    /**
+     * A token of one of the choices was generated; it is written at the next flush.
+     *
+     * @param dueNs when the model emitted it.
+     */
+    void addToken(final long dueNs)
+    {
+        if (pendingTokens == pendingDueNs.length)
+        {
+            pendingDueNs = java.util.Arrays.copyOf(pendingDueNs, pendingTokens * 2);
+        }
+        pendingDueNs[pendingTokens++] = dueNs;
+        markDirty();
+    }
+
+    private void onWritten()
+    {
+        final long writtenNs = HttpFront.nowNs();
+        for (int i = 0; i < pendingTokens; i++)
+        {
+            front.onTokenWritten(writtenNs - pendingDueNs[i]);
+        }
+        pendingTokens = 0;
     }
 
     void markDirty()
@@ -212,6 +240,7 @@ final class HttpStream
             wireCtx.write(last, wireCtx.voidPromise());
         }
         wireCtx.flush();
+        onWritten();
         if (finishedAll)
         {
             complete();
@@ -303,6 +332,7 @@ final class HttpStream
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
         ctx.writeAndFlush(response, ctx.voidPromise());
+        onWritten();
     }
 
     private void complete()

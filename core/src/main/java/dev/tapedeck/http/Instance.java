@@ -116,6 +116,36 @@ final class Instance
         out.append(digits);
     }
 
+    /**
+     * tapedeck's own counters (not vLLM's): tokens written, batches, and token-emission lateness, in JSON.
+     *
+     * @param reset clear the lateness histogram after reading it (to measure a window).
+     * @return the JSON text.
+     */
+    String statsJson(final boolean reset)
+    {
+        final org.HdrHistogram.Histogram lateness = front.emissionLatenessNs();
+        final String json = "{\"instance\":" + index + ",\"tokens\":" + front.tokensEmitted() +
+            ",\"batches\":" + front.batches() + ",\"steps\":" + engine.stepCount() +
+            ",\"running\":" + engine.numRunning() + ",\"waiting\":" + engine.numWaiting() +
+            ",\"emission_lateness_us\":{\"count\":" + lateness.getTotalCount() +
+            ",\"p50\":" + micros(lateness.getValueAtPercentile(50)) +
+            ",\"p90\":" + micros(lateness.getValueAtPercentile(90)) +
+            ",\"p99\":" + micros(lateness.getValueAtPercentile(99)) +
+            ",\"p999\":" + micros(lateness.getValueAtPercentile(99.9)) +
+            ",\"max\":" + micros(lateness.getMaxValue()) + "}}";
+        if (reset)
+        {
+            lateness.reset();
+        }
+        return json;
+    }
+
+    private static String micros(final long ns)
+    {
+        return Long.toString(ns / 1000);
+    }
+
     void serverChannel(final Channel channel)
     {
         serverChannel = channel;

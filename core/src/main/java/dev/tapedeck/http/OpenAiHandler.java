@@ -108,6 +108,11 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             case "/metrics":
                 respondGet(method, this::metrics, keepAlive);
                 break;
+            case "/tapedeck/stats":
+                final boolean reset = new QueryStringDecoder(request.uri()).parameters().containsKey("reset");
+                respondGet(method, () -> ControlResponses.json(HttpResponseStatus.OK,
+                    instance.statsJson(reset)), keepAlive);
+                break;
             default:
                 respond(ControlResponses.detail(HttpResponseStatus.NOT_FOUND), keepAlive);
         }

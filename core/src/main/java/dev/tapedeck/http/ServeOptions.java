@@ -2,6 +2,7 @@ package dev.tapedeck.http;
 
 import java.util.List;
 
+import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.ChatTemplate;
 
 /**
@@ -20,6 +21,7 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param vllmVersion version reported by {@code /version}.
  * @param apiKey when set, {@code /v1} requests need {@code Authorization: Bearer <key>}.
  * @param socketSendBufferBytes SO_SNDBUF of accepted connections, 0 for the OS default.
+ * @param transport Netty I/O transport.
  */
 public record ServeOptions(
     String host,
@@ -34,7 +36,8 @@ public record ServeOptions(
     boolean enablePromptTokensDetails,
     String vllmVersion,
     String apiKey,
-    int socketSendBufferBytes)
+    int socketSendBufferBytes,
+    Transport transport)
 {
     /** Where output tokens come from. */
     public enum Mode

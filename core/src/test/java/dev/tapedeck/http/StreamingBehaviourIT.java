@@ -18,6 +18,7 @@ import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.testing.NoNettyLeaks;
 import dev.tapedeck.testing.Sse;
+import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.ChatTemplate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -91,7 +92,8 @@ class StreamingBehaviourIT
     {
         final ServeOptions o = TestServer.options();
         final ServeOptions smallSendBuffer = new ServeOptions(o.host(), 0, 1, o.model(), o.servedModelNames(),
-            o.mode(), o.chatTemplate(), o.maxRequestBodyBytes(), 0, false, "0.19.0", null, 16 * 1024);
+            o.mode(), o.chatTemplate(), o.maxRequestBodyBytes(), 0, false,
+            "0.19.0", null, 16 * 1024, Transport.select("auto"));
         try (TestServer server = new TestServer(smallSendBuffer, c -> c);
             RawHttp http = new RawHttp(server.ports.get(0), 4096))
         {
@@ -144,7 +146,8 @@ class StreamingBehaviourIT
     void shouldEchoThePromptAndCutAtAStopString() throws Exception
     {
         final ServeOptions echo = new ServeOptions("127.0.0.1", 0, 1, TestServer.MODEL, List.of(TestServer.MODEL),
-            ServeOptions.Mode.ECHO, ChatTemplate.CHATML, 64 * 1024, 0, true, "0.19.0", null, 0);
+            ServeOptions.Mode.ECHO, ChatTemplate.CHATML, 64 * 1024, 0, true,
+            "0.19.0", null, 0, Transport.select("auto"));
         try (TestServer server = new TestServer(echo, c -> c))
         {
             final JsonNode plain = JSON.readTree(server.post("/v1/chat/completions",

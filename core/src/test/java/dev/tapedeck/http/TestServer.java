@@ -15,6 +15,7 @@ import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.tokens.BuiltinTokenizer;
+import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.ChatTemplate;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -67,7 +68,8 @@ final class TestServer implements AutoCloseable
     static ServeOptions options(final int instances)
     {
         return new ServeOptions("127.0.0.1", 0, instances, MODEL, List.of(MODEL, "alias"),
-            ServeOptions.Mode.RANDOM, ChatTemplate.CHATML, 64 * 1024, 2_000_000_000L, false, "0.19.0", null, 0);
+            ServeOptions.Mode.RANDOM, ChatTemplate.CHATML, 64 * 1024, 2_000_000_000L, false,
+            "0.19.0", null, 0, Transport.select("auto"));
     }
 
     static TestServer start() throws InterruptedException
