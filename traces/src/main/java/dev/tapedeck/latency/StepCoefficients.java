@@ -40,9 +40,12 @@ public record StepCoefficients(
         "dense-32b-tp2-rtxpro6000", 30209.971, 133.265, 288.854, 0.0, 0.0,
         "Qwen3-32B bf16, 2x RTX PRO 6000 (TP 2), vLLM 0.19.0 (casys-kaist/LLMServingSim bench, MIT)");
 
-    /** Qwen3-30B-A3B (MoE) bf16 on RTX PRO 6000 (DP 2, EP), per engine, vLLM 0.19.0; same source and method. */
+    /**
+     * Qwen3-30B-A3B (MoE) bf16 on RTX PRO 6000 (DP 2, EP), per engine, vLLM 0.19.0; same source and method. The fit
+     * prefers a context (attention) term to a per-decode term for this model.
+     */
     public static final StepCoefficients MOE_30B_A3B_RTXPRO6000 = new StepCoefficients(
-        "moe-30b-a3b-rtxpro6000", 24499.877, 27.301, 86.564, 0.0, 0.0,
+        "moe-30b-a3b-rtxpro6000", 23371.398, 35.607, 0.0, 69.544, 0.0,
         "Qwen3-30B-A3B-Instruct-2507 bf16, RTX PRO 6000, DP 2 + EP, vLLM 0.19.0 (casys-kaist/LLMServingSim, MIT)");
 
     /** Every shipped profile, the default first. */
