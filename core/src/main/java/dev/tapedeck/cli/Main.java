@@ -42,7 +42,30 @@ public final class Main implements Runnable
     {
         return new CommandLine(new Main())
             .setCaseInsensitiveEnumValuesAllowed(true)
-            .setUsageHelpAutoWidth(true);
+            .setUsageHelpAutoWidth(true)
+            .setExecutionExceptionHandler(Main::reportFailure);
+    }
+
+    /**
+     * Invalid settings and unreadable files are the user's to fix: one clear line and exit code 2, no stack trace.
+     * Anything else is a bug: the stack trace and exit code 1.
+     */
+    private static int reportFailure(final Exception ex, final CommandLine commandLine,
+        final CommandLine.ParseResult parseResult)
+    {
+        if (ex instanceof IllegalArgumentException || ex instanceof java.io.IOException)
+        {
+            commandLine.getErr().println("tapedeck " + commandLine.getCommandName() + ": error: " + ex.getMessage());
+            return 2;
+        }
+        if (ex instanceof io.netty.channel.unix.Errors.NativeIoException || ex instanceof java.net.BindException)
+        {
+            commandLine.getErr().println("tapedeck " + commandLine.getCommandName() + ": cannot listen: " +
+                ex.getMessage());
+            return 2;
+        }
+        ex.printStackTrace(commandLine.getErr());
+        return 1;
     }
 
     @Override

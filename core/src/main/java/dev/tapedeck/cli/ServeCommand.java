@@ -127,9 +127,14 @@ public final class ServeCommand implements Callable<Integer>
         serving = true;
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {
-            LOG.log(System.Logger.Level.INFO, "shutting down: draining for up to {0}",
+            // JUL resets its handlers in its own shutdown hook, so shutdown messages go straight to stderr
+            System.err.println("tapedeck: shutting down: in-flight requests may finish for up to " +
                 dev.tapedeck.latency.Durations.format(shutdownTimeoutNs));
-            server.shutdown(shutdownTimeoutNs);
+            final int aborted = server.shutdown(shutdownTimeoutNs);
+            if (aborted > 0)
+            {
+                System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
+            }
             tokenizer.close();
         }, "tapedeck-shutdown"));
         final List<Integer> ports = server.ports();

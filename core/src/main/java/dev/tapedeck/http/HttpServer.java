@@ -161,14 +161,16 @@ public final class HttpServer implements AutoCloseable
      * what is left, close every connection and stop the event loops.
      *
      * @param drainTimeoutNs how long to let requests finish.
+     * @return requests aborted because they were still in flight at the end of the drain.
      */
-    public void shutdown(final long drainTimeoutNs)
+    public int shutdown(final long drainTimeoutNs)
     {
         if (stopped)
         {
-            return;
+            return 0;
         }
         stopped = true;
+        int aborted = 0;
         try
         {
             for (final Instance instance : instances)
@@ -180,7 +182,7 @@ public final class HttpServer implements AutoCloseable
             {
                 Thread.sleep(10);
             }
-            final int aborted = inFlight();
+            aborted = inFlight();
             for (final Instance instance : instances)
             {
                 instance.loop().submit(() ->
@@ -189,10 +191,6 @@ public final class HttpServer implements AutoCloseable
                     instance.front().kick();
                 }).get();
                 instance.serverChannel().close().sync();
-            }
-            if (aborted > 0)
-            {
-                LOG.log(System.Logger.Level.WARNING, "shutdown aborted {0} request(s) still in flight", aborted);
             }
             channels.close().await(2, TimeUnit.SECONDS);
         }
@@ -208,6 +206,7 @@ public final class HttpServer implements AutoCloseable
         {
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
+        return aborted;
     }
 
     private int inFlight() throws InterruptedException, ExecutionException
@@ -224,6 +223,10 @@ public final class HttpServer implements AutoCloseable
     @Override
     public void close()
     {
-        shutdown(options.shutdownTimeoutNs());
+        final int aborted = shutdown(options.shutdownTimeoutNs());
+        if (aborted > 0)
+        {
+            LOG.log(System.Logger.Level.WARNING, "shutdown aborted {0} request(s) still in flight", aborted);
+        }
     }
 }

@@ -44,7 +44,8 @@ public final class HfTokenizer implements Tokenizer
         eosTokenId = eos >= 0 ? eos : vocabulary.randomTokenIds()[0];
         try
         {
-            tokenizer = HuggingFaceTokenizer.newInstance(file, Map.of("addSpecialTokens", "false"));
+            tokenizer = HuggingFaceTokenizer.newInstance(file,
+                Map.of("addSpecialTokens", "false", "truncation", "false", "padding", "false"));
         }
         catch (final RuntimeException | UnsatisfiedLinkError ex)
         {

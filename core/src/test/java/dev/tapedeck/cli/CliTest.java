@@ -1,0 +1,101 @@
+package dev.tapedeck.cli;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+import org.junit.jupiter.api.Test;
+
+import picocli.CommandLine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The command line: help on every command, version, and clear errors for bad flags, in-process.
+ */
+class CliTest
+{
+    private record Run(int exitCode, String out, String err)
+    {
+    }
+
+    private static Run run(final String... args)
+    {
+        final CommandLine cli = Main.commandLine();
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        cli.setOut(new PrintWriter(out));
+        cli.setErr(new PrintWriter(err));
+        final int code = cli.execute(args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void shouldPrintHelpForEveryCommand()
+    {
+        final Run top = run("--help");
+        assertEquals(0, top.exitCode());
+        assertTrue(top.out().contains("serve"), top.out());
+        for (final String command : Main.commandLine().getSubcommands().keySet())
+        {
+            if ("help".equals(command))
+            {
+                continue;
+            }
+            final Run help = run(command, "--help");
+            assertEquals(0, help.exitCode(), command);
+            assertTrue(help.out().startsWith("Usage: tapedeck " + command), help.out());
+        }
+    }
+
+    @Test
+    void shouldDocumentEveryServeFlagWithItsDefault()
+    {
+        final String help = run("serve", "--help").out();
+        for (final String flag : new String[] {"--model", "--served-model-name", "--host", "--port", "--instances",
+            "--mode", "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--max-waiting-queue-length",
+            "--long-prefill-token-threshold", "--scheduling-policy", "--latency-model", "--step-profile",
+            "--time-to-first-token", "--inter-token-latency", "--prefill-overhead", "--prefill-time-per-token",
+            "--time-factor-under-load", "--tokenizer", "--chat-template", "--max-request-body-size",
+            "--shutdown-timeout", "--seed", "--transport"})
+        {
+            assertTrue(help.contains(flag), "serve --help lacks " + flag);
+        }
+        assertTrue(help.contains("default: 256"), "defaults are shown");
+    }
+
+    @Test
+    void shouldPrintTheVersion()
+    {
+        final Run version = run("--version");
+        assertEquals(0, version.exitCode());
+        assertTrue(version.out().startsWith("tapedeck "), version.out());
+    }
+
+    @Test
+    void shouldRejectAMalformedFlagValue()
+    {
+        final Run bad = run("serve", "--max-num-seqs", "many");
+        assertEquals(2, bad.exitCode());
+        assertTrue(bad.err().contains("--max-num-seqs"), bad.err());
+        final Run duration = run("serve", "--inter-token-latency", "fast");
+        assertEquals(2, duration.exitCode());
+        assertTrue(duration.err().contains("invalid duration 'fast'"), duration.err());
+    }
+
+    @Test
+    void shouldRejectInvalidSettingsWithOneClearLine()
+    {
+        final Run zero = run("serve", "--port", "0", "--max-num-seqs", "0");
+        assertEquals(2, zero.exitCode());
+        assertTrue(zero.err().contains("--max-num-seqs must be >= 1"), zero.err());
+        assertTrue(!zero.err().contains("\tat "), "no stack trace: " + zero.err());
+        final Run knob = run("serve", "--port", "0", "--time-to-first-token", "100ms",
+            "--time-to-first-token-std-dev", "50ms");
+        assertEquals(2, knob.exitCode());
+        assertTrue(knob.err().contains("at most 30%"), knob.err());
+        final Run profile = run("serve", "--port", "0", "--step-profile", "h200");
+        assertEquals(2, profile.exitCode());
+        assertTrue(profile.err().contains("unknown step profile 'h200'"), profile.err());
+    }
+}

@@ -1,0 +1,134 @@
+package dev.tapedeck.cli;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import dev.tapedeck.testing.Sse;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The shaded jar as users run it, in its own process: it starts, serves, and on SIGTERM lets in-flight requests
+ * finish within --shutdown-timeout; what is left is aborted (finish_reason "abort", then [DONE]).
+ */
+@Timeout(90)
+class ServeProcessIT
+{
+    private static final Pattern LISTENING = Pattern.compile("on (http://127\\.0\\.0\\.1:(\\d+))");
+    private final HttpClient client = HttpClient.newHttpClient();
+
+    private record Server(Process process, String url, List<String> log, Thread pump)
+    {
+    }
+
+    private static Server start(final String... flags) throws IOException, InterruptedException
+    {
+        final String jar = System.getProperty("tapedeck.test.jar");
+        assertTrue(null != jar && Files.isRegularFile(Path.of(jar)), "the shaded jar is built before ITs: " + jar);
+        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+            .toString(), "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-jar", jar, "serve", "--port",
+            "0", "--step-base", "2ms"));
+        command.addAll(List.of(flags));
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final BufferedReader output = new BufferedReader(new InputStreamReader(process.getInputStream(),
+            StandardCharsets.UTF_8));
+        final List<String> log = new ArrayList<>();
+        String line;
+        while (null != (line = output.readLine()))
+        {
+            log.add(line);
+            final Matcher m = LISTENING.matcher(line);
+            if (m.find())
+            {
+                final Thread pump = new Thread(() -> output.lines().forEach(l ->
+                {
+                    synchronized (log)
+                    {
+                        log.add(l);
+                    }
+                }));
+                pump.setDaemon(true);
+                pump.start();
+                return new Server(process, m.group(1), log, pump);
+            }
+        }
+        throw new AssertionError("serve exited before listening: " + log);
+    }
+
+    private CompletableFuture<HttpResponse<String>> stream(final Server server, final int maxTokens)
+    {
+        return client.sendAsync(HttpRequest.newBuilder(URI.create(server.url() + "/v1/completions"))
+            .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":\"x\",\"stream\":true,\"max_tokens\":" +
+                maxTokens + "}")).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private void awaitRunning(final Server server) throws Exception
+    {
+        for (int i = 0; i < 500; i++)
+        {
+            final String metrics = client.send(HttpRequest.newBuilder(URI.create(server.url() + "/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+            if (metrics.contains("vllm:num_requests_running{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 1.0"))
+            {
+                return;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("the request never ran");
+    }
+
+    @Test
+    void shouldDrainInFlightRequestsOnSigterm() throws Exception
+    {
+        final Server server = start("--shutdown-timeout", "30s");
+        final CompletableFuture<HttpResponse<String>> inFlight = stream(server, 300);
+        awaitRunning(server);
+        // SIGTERM; Process.destroy() would also close our end of its output
+        server.process().toHandle().destroy();
+        final Sse.Stream result = Sse.parse(inFlight.get(30, TimeUnit.SECONDS).body());
+        assertTrue(result.done(), "the in-flight stream completed during the drain");
+        assertEquals("length", result.finishReason(0));
+        assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+        server.pump().join(10_000);
+        synchronized (server.log())
+        {
+            assertTrue(server.log().stream().anyMatch(l -> l.contains("shutting down")), server.log().toString());
+        }
+    }
+
+    @Test
+    void shouldAbortInFlightRequestsWhenTheDrainTimeoutIsZero() throws Exception
+    {
+        final Server server = start("--shutdown-timeout", "0s");
+        final CompletableFuture<HttpResponse<String>> inFlight = stream(server, 8000);
+        awaitRunning(server);
+        server.process().toHandle().destroy();
+        assertTrue(server.process().waitFor(30, TimeUnit.SECONDS));
+        server.pump().join(10_000);
+        final Sse.Stream result = Sse.parse(inFlight.get(30, TimeUnit.SECONDS).body());
+        assertEquals("abort", result.finishReason(0), "the client is told its request was aborted");
+        synchronized (server.log())
+        {
+            assertTrue(server.log().stream().anyMatch(l -> l.contains("shutdown aborted 1 request")),
+                server.log().toString());
+        }
+    }
+}
