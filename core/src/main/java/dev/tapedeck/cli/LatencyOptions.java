@@ -63,7 +63,7 @@ final class LatencyOptions
     Long ttftNs;
 
     @CommandLine.Option(names = "--time-to-first-token-std-dev", paramLabel = "DURATION",
-        converter = Converters.DurationNs.class, description = "Knob: TTFT standard deviation (<= 30% of the mean).")
+        converter = Converters.DurationNs.class, description = "Knob: TTFT standard deviation (<= 30%% of the mean).")
     Long ttftStdDevNs;
 
     @CommandLine.Option(names = "--inter-token-latency", paramLabel = "DURATION",
@@ -71,7 +71,7 @@ final class LatencyOptions
     Long itlNs;
 
     @CommandLine.Option(names = "--inter-token-latency-std-dev", paramLabel = "DURATION",
-        converter = Converters.DurationNs.class, description = "Knob: ITL standard deviation (<= 30% of the mean).")
+        converter = Converters.DurationNs.class, description = "Knob: ITL standard deviation (<= 30%% of the mean).")
     Long itlStdDevNs;
 
     @CommandLine.Option(names = "--prefill-overhead", paramLabel = "DURATION",
