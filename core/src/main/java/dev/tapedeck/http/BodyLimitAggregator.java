@@ -7,11 +7,13 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.FullHttpResponse;
 
 /**
- * Netty's aggregator with an OpenAI-shaped 413 for bodies over {@code --max-request-body-size}; the connection is
- * closed afterwards because the rest of the oversized body is not read.
+ * Netty's aggregator with an OpenAI-shaped 413 for bodies over {@code --max-request-body-size}. On a keep-alive
+ * connection the rest of the oversized body is read and discarded (the aggregator does that) and the connection stays
+ * usable; closing while the client still uploads would reset the connection and could lose the 413 itself.
  */
 final class BodyLimitAggregator extends HttpObjectAggregator
 {
@@ -29,6 +31,11 @@ final class BodyLimitAggregator extends HttpObjectAggregator
         final FullHttpResponse response = ControlResponses.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
             "RequestTooLargeError", "Request body exceeds the limit of " + maxBodyBytes + " bytes " +
             "(--max-request-body-size).", null);
+        if (HttpUtil.isKeepAlive(oversized))
+        {
+            ctx.writeAndFlush(response);
+            return;
+        }
         response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
     }
