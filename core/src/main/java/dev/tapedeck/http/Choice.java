@@ -19,6 +19,7 @@ import dev.tapedeck.engine.Request;
 final class Choice
 {
     private static final int INITIAL_CAPACITY = 64;
+    private static final byte[] REPLACEMENT_CHARACTER = {(byte)0xEF, (byte)0xBF, (byte)0xBD};
 
     final HttpStream stream;
     final int index;
@@ -72,20 +73,25 @@ final class Choice
      */
     boolean appendToken(final byte[] text)
     {
+        final int searchFrom = Math.max(0, pendingLength - holdbackBytes);
+        appendRaw(text);
+        lastTokenLength = text.length;
+        if (null == stopStrings || request.numOutputTokens() < request.minTokens())
+        {
+            return false;
+        }
+        return findStop(searchFrom);
+    }
+
+    private void appendRaw(final byte[] text)
+    {
         final int needed = pendingLength + text.length;
         if (needed > pending.length)
         {
             pending = Arrays.copyOf(pending, Math.max(needed, pending.length * 2));
         }
         System.arraycopy(text, 0, pending, pendingLength, text.length);
-        lastTokenLength = text.length;
-        final int searchFrom = Math.max(0, pendingLength - holdbackBytes);
         pendingLength = needed;
-        if (null == stopStrings || request.numOutputTokens() < request.minTokens())
-        {
-            return false;
-        }
-        return findStop(searchFrom);
     }
 
     /**
@@ -99,6 +105,13 @@ final class Choice
         }
         finished = true;
         finishReason = reason;
+        final int complete = utf8Boundary(pending, pendingLength);
+        if (complete != pendingLength)
+        {
+            // the answer ended inside a character (echo of byte-level tokens): the detokenizer shows U+FFFD
+            pendingLength = complete;
+            appendRaw(REPLACEMENT_CHARACTER);
+        }
         if (FinishReason.STOP == reason && null == stopReasonText && !request.lastTokenIsEos() &&
             request.isStopToken(request.lastTokenId()))
         {
