@@ -74,6 +74,17 @@ final class EngineOptions
      */
     EngineConfig build(final int instance, final Tokenizer tokenizer)
     {
+        return build(instance, tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
+    }
+
+    /**
+     * @param instance replica index (offsets the seed).
+     * @param randomTokenIds ids random output is drawn from.
+     * @param eosTokenId the id a naturally ending answer ends with.
+     * @return a concluded configuration.
+     */
+    EngineConfig build(final int instance, final int[] randomTokenIds, final int eosTokenId)
+    {
         return new EngineConfig()
             .maxNumSeqs(maxNumSeqs)
             .maxNumBatchedTokens(maxNumBatchedTokens)
@@ -85,7 +96,7 @@ final class EngineOptions
             .kvCacheBlocks(kvCacheBlocks)
             .seed(seed + instance)
             .latencyModel(latency.build(maxNumSeqs))
-            .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId())
+            .tokenSpace(randomTokenIds, eosTokenId)
             .conclude();
     }
 }

@@ -108,6 +108,14 @@ public final class ServeCommand implements Callable<Integer>
         return serving;
     }
 
+    /**
+     * A long-running command started: main must not exit when the command returns.
+     */
+    static void markServing()
+    {
+        serving = true;
+    }
+
     @Override
     public Integer call() throws Exception
     {

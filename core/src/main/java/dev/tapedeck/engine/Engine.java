@@ -454,14 +454,15 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         final int index = request.numOutputTokens;
         if (request.endsWithEos && index + 1 == request.outputLimit)
         {
-            return eosTokenId;
+            return request.eosTokenIdOr(eosTokenId);
         }
         final int[] echo = request.echoTokenIds();
         if (null != echo)
         {
             return echo[index % echo.length];
         }
-        return randomTokenIds[request.random.nextInt(randomTokenIds.length)];
+        final int[] pool = null != request.tokenPool() ? request.tokenPool() : randomTokenIds;
+        return pool[request.random.nextInt(pool.length)];
     }
 
     private void finish(final Request request, final FinishReason reason, final long nowNs)

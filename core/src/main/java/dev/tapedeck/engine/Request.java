@@ -31,6 +31,8 @@ public final class Request implements EngineMetrics.RequestTiming
     private long seed;
     private boolean seeded;
     private int[] echoTokenIds;
+    private int[] tokenPool;
+    private int eosTokenId = -1;
     private long arrivalNs;
     private Object attachment;
     private int parallelN = 1;
@@ -196,6 +198,27 @@ public final class Request implements EngineMetrics.RequestTiming
     }
 
     /**
+     * @param ids token ids this request's random output is drawn from instead of the engine's (e.g. its own prompt,
+     *     when the frontend's tokenizer is unknown), or null.
+     * @return this.
+     */
+    public Request tokenPool(final int[] ids)
+    {
+        tokenPool = ids;
+        return this;
+    }
+
+    /**
+     * @param id the end-of-sequence token this request ends with when it stops naturally, instead of the engine's.
+     * @return this.
+     */
+    public Request eosTokenId(final int id)
+    {
+        eosTokenId = id;
+        return this;
+    }
+
+    /**
      * @param nowNs when the request reached the server, on the engine's clock.
      * @return this.
      */
@@ -230,6 +253,25 @@ public final class Request implements EngineMetrics.RequestTiming
     public Object attachment()
     {
         return attachment;
+    }
+
+    /**
+     * Mark a request that never entered an engine as finished (refused before submission), so a face can report it
+     * through the same path as any other finish.
+     *
+     * @param reason why it ended.
+     * @param nowNs when.
+     * @throws IllegalStateException if the request was submitted.
+     */
+    public void refuse(final FinishReason reason, final long nowNs)
+    {
+        if (State.NEW != state)
+        {
+            throw new IllegalStateException(requestId + " was already submitted");
+        }
+        state = State.FINISHED;
+        finishReason = reason;
+        finishedNs = nowNs;
     }
 
     /**
@@ -399,6 +441,16 @@ public final class Request implements EngineMetrics.RequestTiming
     int[] echoTokenIds()
     {
         return echoTokenIds;
+    }
+
+    int[] tokenPool()
+    {
+        return tokenPool;
+    }
+
+    int eosTokenIdOr(final int fallback)
+    {
+        return eosTokenId >= 0 ? eosTokenId : fallback;
     }
 
     int promptRemaining()

@@ -104,6 +104,20 @@ public final class MsgPackReader
     }
 
     /**
+     * Go back (or forward) to a position inside the input, e.g. after looking ahead; an error stays.
+     *
+     * @param index a byte index between the wrapped offset and the end of the input.
+     */
+    public void seek(final int index)
+    {
+        if (index < 0 || index > limit)
+        {
+            throw new IndexOutOfBoundsException("seek to " + index + " outside the input");
+        }
+        position = index;
+    }
+
+    /**
      * @return true when input remains and no error occurred.
      */
     public boolean hasRemaining()

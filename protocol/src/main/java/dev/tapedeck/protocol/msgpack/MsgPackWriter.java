@@ -550,6 +550,19 @@ public final class MsgPackWriter
      * Copy already-encoded msgpack (a cached value) verbatim.
      *
      * @param encoded the bytes.
+     * @return this.
+     */
+    public MsgPackWriter raw(final byte[] encoded)
+    {
+        buffer.putBytes(position, encoded);
+        position += encoded.length;
+        return this;
+    }
+
+    /**
+     * Copy already-encoded msgpack (a cached value) verbatim.
+     *
+     * @param encoded the bytes.
      * @param start first byte.
      * @param length byte count.
      * @return this.

@@ -1,0 +1,95 @@
+package dev.tapedeck.cli;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine;
+
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.enginecore.PlayOptions;
+import dev.tapedeck.enginecore.PlayServer;
+import dev.tapedeck.latency.Durations;
+import dev.tapedeck.protocol.enginecore.VllmLine;
+import dev.tapedeck.tokens.Tokenizer;
+
+/**
+ * {@code tapedeck play}: simulated engine cores behind a real vLLM frontend, over vLLM's ZeroMQ + msgpack protocol.
+ */
+@CommandLine.Command(
+    name = "play",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    sortOptions = false,
+    description = {
+        "Act as N vLLM engine cores for a real vLLM frontend started without local engines, speaking vLLM's " +
+            "engine-core protocol (ZeroMQ + msgpack). Same engine, scheduler and latency models as serve.",
+        "Example: tapedeck play --handshake-address tcp://127.0.0.1:29550",
+        "  then:  vllm serve Qwen/Qwen3-8B --data-parallel-size 1 --data-parallel-size-local 0 " +
+            "--data-parallel-address 127.0.0.1 --data-parallel-rpc-port 29550"})
+public final class PlayCommand implements Callable<Integer>
+{
+    private static final System.Logger LOG = System.getLogger(PlayCommand.class.getName());
+
+    @CommandLine.Option(names = "--handshake-address", required = true, paramLabel = "ENDPOINT",
+        description = "The frontend's handshake address: tcp://<data-parallel-address>:<data-parallel-rpc-port>.")
+    String handshakeAddress;
+
+    @CommandLine.Option(names = "--engine-count", defaultValue = "1", paramLabel = "N",
+        description = "Engines to run, with identities 0..N-1 (match the frontend's --data-parallel-size; " +
+            "default: ${DEFAULT-VALUE}).")
+    int engineCount;
+
+    @CommandLine.Option(names = "--vllm-line", defaultValue = "0.28", paramLabel = "VERSION",
+        description = "The frontend's vLLM version or line (0.10 .. 0.28 and newer; default: ${DEFAULT-VALUE}, " +
+            "the newest confirmed). See docs/engine-core.md.")
+    String vllmLine;
+
+    @CommandLine.Option(names = "--handshake-timeout", defaultValue = "5m", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "How long to wait for the frontend's INIT (default: ${DEFAULT-VALUE}).")
+    long handshakeTimeoutNs;
+
+    @CommandLine.Option(names = "--shutdown-timeout", defaultValue = "10s", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "On SIGTERM/SIGINT, how long running requests may finish before they are aborted " +
+            "(default: ${DEFAULT-VALUE}).")
+    long shutdownTimeoutNs;
+
+    @CommandLine.Mixin
+    EngineOptions engine = new EngineOptions();
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final VllmLine line = VllmLine.of(vllmLine);
+        final Tokenizer tokenizer = null == engine.tokenizerFile ? null : engine.loadTokenizer();
+        final PlayOptions options = new PlayOptions(handshakeAddress, engineCount, line,
+            null == tokenizer ? null : tokenizer.vocabulary(), handshakeTimeoutNs, shutdownTimeoutNs);
+        final List<EngineConfig> configs = new ArrayList<>();
+        for (int i = 0; i < engineCount; i++)
+        {
+            configs.add(null == tokenizer ? engine.build(i, new int[] {0}, -1) : engine.build(i, tokenizer));
+        }
+        final PlayServer server = PlayServer.start(options, configs);
+        ServeCommand.markServing();
+        Runtime.getRuntime().addShutdownHook(new Thread(() ->
+        {
+            System.err.println("tapedeck: shutting down: running requests may finish for up to " +
+                Durations.format(shutdownTimeoutNs));
+            final int aborted = server.shutdown(shutdownTimeoutNs);
+            if (aborted > 0)
+            {
+                System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
+            }
+            if (null != tokenizer)
+            {
+                tokenizer.close();
+            }
+        }, "tapedeck-shutdown"));
+        LOG.log(System.Logger.Level.INFO, "tapedeck {0} play: {1} engine(s) connecting to {2} (vLLM line {3}, " +
+            "output tokens from {4})", VersionProvider.version(), engineCount, handshakeAddress, line.label(),
+            null == tokenizer ? "each request's prompt" : tokenizer.name());
+        return 0;
+    }
+}

@@ -1,0 +1,189 @@
+package dev.tapedeck.enginecore;
+
+import java.util.Arrays;
+import java.util.Map;
+
+import org.agrona.ExpandableDirectByteBuffer;
+
+import dev.tapedeck.engine.Engine;
+import dev.tapedeck.engine.FinishReason;
+import dev.tapedeck.engine.OutputSink;
+import dev.tapedeck.engine.Request;
+import dev.tapedeck.protocol.enginecore.EngineCoreOutputsEncoder;
+import dev.tapedeck.protocol.enginecore.SchedulerStats;
+import dev.tapedeck.protocol.enginecore.VllmLine;
+
+/**
+ * Turns engine outputs into {@code EngineCoreOutputs} messages: one per engine batch (step) per frontend client, not
+ * one per request. Tokens and finishes are collected as the engine emits them and encoded at the end of the batch
+ * into one reused buffer; requests the frontend aborted are reported in {@code finished_requests} only.
+ * <p>
+ * Confined to the engine's thread. Encoding allocates nothing; handing a message to JeroMQ needs one byte array
+ * per message (JeroMQ keeps the array until its I/O thread has written it).
+ */
+final class OutputBatcher implements OutputSink
+{
+    /** Sends one encoded message to a client. */
+    interface Sender
+    {
+        void send(int clientIndex, byte[] message);
+    }
+
+    private final int engineIndex;
+    private final VllmLine line;
+    private final Sender sender;
+    private final EngineCoreOutputsEncoder encoder = new EngineCoreOutputsEncoder();
+    private final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(64 * 1024);
+    private final SchedulerStats stats = new SchedulerStats();
+    private final PlayRequest[][] touched;
+    private final int[] touchedCount;
+    private final byte[][][] finishedIds;
+    private final int[] finishedCount;
+    private final Map<String, PlayRequest> live;
+    private Engine engine;
+    private long messages;
+
+    OutputBatcher(final int engineIndex, final VllmLine line, final int clients, final Sender sender,
+        final Map<String, PlayRequest> live)
+    {
+        this.live = live;
+        this.engineIndex = engineIndex;
+        this.line = line;
+        this.sender = sender;
+        touched = new PlayRequest[clients][64];
+        touchedCount = new int[clients];
+        finishedIds = new byte[clients][16][];
+        finishedCount = new int[clients];
+    }
+
+    void engine(final Engine value)
+    {
+        engine = value;
+    }
+
+    long messages()
+    {
+        return messages;
+    }
+
+    @Override
+    public void onToken(final Request request, final int tokenId)
+    {
+        final PlayRequest p = (PlayRequest)request.attachment();
+        p.addToken(tokenId);
+        touch(p);
+    }
+
+    @Override
+    public void onFinished(final Request request)
+    {
+        final PlayRequest p = (PlayRequest)request.attachment();
+        live.remove(request.requestId());
+        if (p.abortedByFrontend)
+        {
+            final int client = p.clientIndex;
+            if (finishedCount[client] == finishedIds[client].length)
+            {
+                finishedIds[client] = Arrays.copyOf(finishedIds[client], finishedCount[client] * 2);
+            }
+            finishedIds[client][finishedCount[client]++] = p.idUtf8;
+        }
+        else
+        {
+            touch(p);
+        }
+    }
+
+    private void touch(final PlayRequest p)
+    {
+        if (p.touched)
+        {
+            return;
+        }
+        p.touched = true;
+        final int client = p.clientIndex;
+        if (touchedCount[client] == touched[client].length)
+        {
+            touched[client] = Arrays.copyOf(touched[client], touchedCount[client] * 2);
+        }
+        touched[client][touchedCount[client]++] = p;
+    }
+
+    @Override
+    public void onBatchEnd(final long nowNs)
+    {
+        for (int client = 0; client < touched.length; client++)
+        {
+            if (touchedCount[client] > 0 || finishedCount[client] > 0)
+            {
+                flushClient(client, nowNs);
+            }
+        }
+    }
+
+    private void flushClient(final int client, final long nowNs)
+    {
+        encoder.begin(buffer, line, engineIndex);
+        final PlayRequest[] batch = touched[client];
+        for (int i = 0; i < touchedCount[client]; i++)
+        {
+            final PlayRequest p = batch[i];
+            batch[i] = null;
+            final Request r = p.request;
+            final boolean reportCached = !p.cachedReported && p.batchTokenCount > 0;
+            p.cachedReported |= reportCached;
+            encoder.output(p.idUtf8, p.batchTokens, 0, p.batchTokenCount, wireFinishReason(r), stopReason(r),
+                r.isFinished() ? p.kvTransferParams : null, r.promptLength(),
+                reportCached ? r.numCachedTokens() : EngineCoreOutputsEncoder.NONE);
+            p.batchTokenCount = 0;
+            p.touched = false;
+        }
+        touchedCount[client] = 0;
+        fillStats();
+        final int length = encoder.end(stats, nowNs / 1e9, finishedIds[client], finishedCount[client]);
+        Arrays.fill(finishedIds[client], 0, finishedCount[client], null);
+        finishedCount[client] = 0;
+        final byte[] message = new byte[length];
+        buffer.getBytes(0, message);
+        sender.send(client, message);
+        messages++;
+    }
+
+    private void fillStats()
+    {
+        stats.numRunningReqs = engine.numRunning();
+        stats.numWaitingReqs = engine.numWaiting();
+        stats.stepCounter = engine.stepCount();
+        stats.kvCacheUsage = engine.kvCacheUsage();
+    }
+
+    /**
+     * @return the wire FinishReason of a finished request, or NO_FINISH; ERROR maps to ABORT on lines that do not
+     * know ERROR.
+     */
+    int wireFinishReason(final Request r)
+    {
+        final FinishReason reason = r.finishReason();
+        if (null == reason)
+        {
+            return EngineCoreOutputsEncoder.NO_FINISH;
+        }
+        switch (reason)
+        {
+            case STOP:
+                return 0;
+            case LENGTH:
+                return 1;
+            case ABORT:
+                return 2;
+            default:
+                return line.maxFinishReason() >= 3 ? 3 : 2;
+        }
+    }
+
+    private static int stopReason(final Request r)
+    {
+        return FinishReason.STOP == r.finishReason() && !r.lastTokenIsEos() && r.isStopToken(r.lastTokenId()) ?
+            r.lastTokenId() : EngineCoreOutputsEncoder.NONE;
+    }
+}

@@ -1,0 +1,41 @@
+package dev.tapedeck.enginecore;
+
+import dev.tapedeck.protocol.enginecore.VllmLine;
+import dev.tapedeck.tokens.TokenVocabulary;
+
+/**
+ * Settings of the engine-core face ({@code tapedeck play}); engine settings are in {@code EngineConfig}. Immutable.
+ *
+ * @param handshakeAddress the frontend's handshake ROUTER, e.g. {@code tcp://127.0.0.1:29550}.
+ * @param engineCount engines, with identities 0..N-1.
+ * @param line the frontend's vLLM line (wire dialect).
+ * @param vocabulary the served model's vocabulary for random output, or null to draw output tokens from each
+ *     request's own prompt (always valid ids for the frontend's tokenizer).
+ * @param handshakeTimeoutNs how long to wait for the frontend's INIT.
+ * @param shutdownTimeoutNs how long running requests may finish on shutdown.
+ */
+public record PlayOptions(
+    String handshakeAddress,
+    int engineCount,
+    VllmLine line,
+    TokenVocabulary vocabulary,
+    long handshakeTimeoutNs,
+    long shutdownTimeoutNs)
+{
+    /**
+     * Validates.
+     */
+    public PlayOptions
+    {
+        if (engineCount < 1 || engineCount > 1024)
+        {
+            throw new IllegalArgumentException("--engine-count must be within 1..1024");
+        }
+        if (!handshakeAddress.startsWith("tcp://") && !handshakeAddress.startsWith("ipc://") &&
+            !handshakeAddress.startsWith("inproc://"))
+        {
+            throw new IllegalArgumentException("--handshake-address must be a ZeroMQ endpoint such as " +
+                "tcp://127.0.0.1:29550, got '" + handshakeAddress + "'");
+        }
+    }
+}

@@ -1,0 +1,40 @@
+package dev.tapedeck.enginecore;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+import dev.tapedeck.engine.Request;
+
+/**
+ * The engine-core face's state of one request: its wire id (UTF-8, encoded once), its client, the tokens it
+ * generated in the current batch, and whether its cached-token count was reported. Confined to the engine's thread.
+ */
+final class PlayRequest
+{
+    final Request request;
+    final byte[] idUtf8;
+    final int clientIndex;
+    final byte[] kvTransferParams;
+    int[] batchTokens = new int[4];
+    int batchTokenCount;
+    boolean touched;
+    boolean cachedReported;
+    boolean abortedByFrontend;
+
+    PlayRequest(final Request request, final int clientIndex, final byte[] kvTransferParams)
+    {
+        this.request = request;
+        this.idUtf8 = request.requestId().getBytes(StandardCharsets.UTF_8);
+        this.clientIndex = clientIndex;
+        this.kvTransferParams = kvTransferParams;
+    }
+
+    void addToken(final int tokenId)
+    {
+        if (batchTokenCount == batchTokens.length)
+        {
+            batchTokens = Arrays.copyOf(batchTokens, batchTokens.length * 2);
+        }
+        batchTokens[batchTokenCount++] = tokenId;
+    }
+}

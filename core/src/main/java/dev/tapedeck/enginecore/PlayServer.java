@@ -1,0 +1,114 @@
+package dev.tapedeck.enginecore;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
+
+import dev.tapedeck.engine.EngineConfig;
+
+/**
+ * {@code tapedeck play}: N simulated engine cores, each an {@link EngineCoreAgent} on its own thread (Agrona
+ * {@link AgentRunner} with a backoff idle strategy: spin briefly, then park for at most 50 us, so steps end on time
+ * without burning a core while idle). Start with {@link #start}; {@link #shutdown} drains and stops.
+ */
+public final class PlayServer
+{
+    private static final System.Logger LOG = System.getLogger(PlayServer.class.getName());
+
+    private final List<EngineCoreAgent> agents = new ArrayList<>();
+    private final List<AgentRunner> runners = new ArrayList<>();
+    private volatile Throwable failure;
+
+    private PlayServer()
+    {
+    }
+
+    /**
+     * Start every engine; each connects to the frontend and performs its handshake on its own thread.
+     *
+     * @param options face settings.
+     * @param configs one concluded engine config per engine.
+     * @return the running server.
+     */
+    public static PlayServer start(final PlayOptions options, final List<EngineConfig> configs)
+    {
+        final PlayServer server = new PlayServer();
+        final ErrorHandler errors = server::onError;
+        for (int i = 0; i < options.engineCount(); i++)
+        {
+            final EngineCoreAgent agent = new EngineCoreAgent(i, options, configs.get(i));
+            final AgentRunner runner = new AgentRunner(
+                new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(50)),
+                errors, null, agent);
+            server.agents.add(agent);
+            server.runners.add(runner);
+            AgentRunner.startOnThread(runner);
+        }
+        return server;
+    }
+
+    private void onError(final Throwable error)
+    {
+        if (null == failure)
+        {
+            failure = error;
+        }
+        LOG.log(System.Logger.Level.ERROR, "engine failure: " + error.getMessage(), error);
+    }
+
+    /**
+     * @return the first error an engine thread raised (a failed handshake above all), or null.
+     */
+    public Throwable failure()
+    {
+        return failure;
+    }
+
+    /**
+     * @return the engines.
+     */
+    public List<EngineCoreAgent> agents()
+    {
+        return agents;
+    }
+
+    /**
+     * @return true when every engine completed its handshake.
+     */
+    public boolean allReady()
+    {
+        return agents.stream().allMatch(EngineCoreAgent::isReady);
+    }
+
+    /**
+     * Stop taking requests, let running ones finish for up to {@code drainTimeoutNs}, then abort the rest (their
+     * clients get an ABORT finish) and close every socket.
+     *
+     * @param drainTimeoutNs how long requests may finish.
+     * @return requests aborted at the end of the drain.
+     */
+    public int shutdown(final long drainTimeoutNs)
+    {
+        agents.forEach(EngineCoreAgent::beginDrain);
+        final long deadline = System.nanoTime() + drainTimeoutNs;
+        while (System.nanoTime() - deadline < 0 && agents.stream().anyMatch(a -> a.inFlight() > 0))
+        {
+            try
+            {
+                Thread.sleep(10);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        final int aborted = agents.stream().mapToInt(EngineCoreAgent::inFlight).sum();
+        runners.forEach(AgentRunner::close);
+        return aborted;
+    }
+}

@@ -1,0 +1,236 @@
+package dev.tapedeck.protocol.enginecore;
+
+import org.agrona.MutableDirectBuffer;
+
+import dev.tapedeck.protocol.msgpack.MsgPackWriter;
+
+/**
+ * Writes one {@code EngineCoreOutputs} message: all outputs of one engine step for one frontend client.
+ * <pre>
+ *   EngineCoreOutputs = [engine_index, [EngineCoreOutput...], scheduler_stats, timestamp(, utility, finished)]
+ *   EngineCoreOutput  = [request_id, new_token_ids, nil, nil, nil, finish_reason, stop_reason, nil,
+ *                        kv_transfer_params(, line-specific tail with cached tokens)]
+ * </pre>
+ * Every output is the shortest positional prefix holding what it carries (decoders fill trailing defaults); the
+ * first nine slots are the same on every vLLM line, and cached-token counts go where the line expects them
+ * ({@link VllmLine.OutputTail}). Allocation-free; not thread safe.
+ * <pre>
+ *   encoder.begin(buffer, line, 0).output(id, tokens, 0, 1, NO_FINISH, ...).end(stats, timestamp, null);
+ * </pre>
+ */
+public final class EngineCoreOutputsEncoder
+{
+    /** No finish reason: the request continues. */
+    public static final int NO_FINISH = -1;
+    /** No value for an optional int field. */
+    public static final int NONE = -1;
+
+    private static final byte[] NUM_PROMPT_TOKENS = "num_prompt_tokens".getBytes();
+    private static final byte[] NUM_COMPUTED_TOKENS = "num_computed_tokens".getBytes();
+    private static final byte[] NUM_CACHED_TOKENS = "num_cached_tokens".getBytes();
+    private static final byte[] NUM_LOCAL_CACHED_TOKENS = "num_local_cached_tokens".getBytes();
+    private static final byte[] NUM_EXTERNAL_CACHED_TOKENS = "num_external_cached_tokens".getBytes();
+    private static final byte[] NUM_CACHE_CREATION_TOKENS = "num_cache_creation_tokens".getBytes();
+    private static final byte[] NUM_RUNNING_REQS = "num_running_reqs".getBytes();
+    private static final byte[] NUM_WAITING_REQS = "num_waiting_reqs".getBytes();
+    private static final byte[] STEP_COUNTER = "step_counter".getBytes();
+    private static final byte[] CURRENT_WAVE = "current_wave".getBytes();
+    private static final byte[] KV_CACHE_USAGE = "kv_cache_usage".getBytes();
+    private static final byte[] PREFIX_CACHE_STATS = "prefix_cache_stats".getBytes();
+    private static final byte[] RESET = "reset".getBytes();
+    private static final byte[] REQUESTS = "requests".getBytes();
+    private static final byte[] QUERIES = "queries".getBytes();
+    private static final byte[] HITS = "hits".getBytes();
+
+    private final MsgPackWriter writer = new MsgPackWriter();
+    private VllmLine line;
+    private int outerMarker;
+    private int outputsMarker;
+    private int outputs;
+
+    /**
+     * Start a message.
+     *
+     * @param buffer where to write (from offset 0).
+     * @param vllmLine the frontend's line.
+     * @param engineIndex this engine's index.
+     * @return this.
+     */
+    public EngineCoreOutputsEncoder begin(final MutableDirectBuffer buffer, final VllmLine vllmLine,
+        final int engineIndex)
+    {
+        line = vllmLine;
+        writer.wrap(buffer, 0);
+        outerMarker = writer.beginArray();
+        writer.int64(engineIndex);
+        outputsMarker = writer.beginArray();
+        outputs = 0;
+        return this;
+    }
+
+    /**
+     * One request's output of this step.
+     *
+     * @param requestIdUtf8 the request id's UTF-8 bytes.
+     * @param tokens new token ids (a window of this array).
+     * @param tokenOffset first token.
+     * @param tokenCount tokens (may be 0, e.g. an abort).
+     * @param finishReason wire FinishReason (0 stop, 1 length, 2 abort, 3 error), or {@link #NO_FINISH}.
+     * @param stopTokenId the token that stopped the request (stop_reason), or {@link #NONE}.
+     * @param kvTransferParams raw msgpack map to return as kv_transfer_params, or null.
+     * @param promptTokens prompt length, for prefill stats (with cachedTokens).
+     * @param cachedTokens prompt tokens from the prefix cache, reported on the request's first output only, or
+     *     {@link #NONE}.
+     * @return this.
+     */
+    public EngineCoreOutputsEncoder output(
+        final byte[] requestIdUtf8,
+        final int[] tokens,
+        final int tokenOffset,
+        final int tokenCount,
+        final int finishReason,
+        final int stopTokenId,
+        final byte[] kvTransferParams,
+        final int promptTokens,
+        final int cachedTokens)
+    {
+        final int length = cachedTokens >= 0 ? tailLength() : null != kvTransferParams ? 9 :
+            NO_FINISH != finishReason ? (NONE != stopTokenId ? 7 : 6) : 2;
+        writer.arrayHeader(length);
+        writer.string(requestIdUtf8);
+        writer.arrayHeader(tokenCount);
+        for (int i = 0; i < tokenCount; i++)
+        {
+            writer.int64(tokens[tokenOffset + i]);
+        }
+        if (length > 2)
+        {
+            writer.nil().nil().nil();
+            if (NO_FINISH == finishReason)
+            {
+                writer.nil();
+            }
+            else
+            {
+                writer.int64(finishReason);
+            }
+        }
+        if (length > 6)
+        {
+            if (NONE == stopTokenId)
+            {
+                writer.nil();
+            }
+            else
+            {
+                writer.int64(stopTokenId);
+            }
+        }
+        if (length > 7)
+        {
+            writer.nil();
+            if (null == kvTransferParams)
+            {
+                writer.nil();
+            }
+            else
+            {
+                writer.raw(kvTransferParams);
+            }
+        }
+        if (length > 9)
+        {
+            writeTail(promptTokens, cachedTokens);
+        }
+        outputs++;
+        return this;
+    }
+
+    private int tailLength()
+    {
+        switch (line.outputTail())
+        {
+            case CACHED_AT_9:
+                return 10;
+            case CACHED_AT_10:
+                return 11;
+            default:
+                return 12;
+        }
+    }
+
+    private void writeTail(final int promptTokens, final int cachedTokens)
+    {
+        switch (line.outputTail())
+        {
+            case CACHED_AT_9:
+                writer.int64(cachedTokens);
+                break;
+            case CACHED_AT_10:
+                writer.nil().int64(cachedTokens);
+                break;
+            case CACHED_AT_11:
+                writer.nil().nil().int64(cachedTokens);
+                break;
+            default:
+                writer.nil().nil().mapHeader(6)
+                    .string(NUM_PROMPT_TOKENS).int64(promptTokens)
+                    .string(NUM_COMPUTED_TOKENS).int64(promptTokens - cachedTokens)
+                    .string(NUM_CACHED_TOKENS).int64(cachedTokens)
+                    .string(NUM_LOCAL_CACHED_TOKENS).int64(cachedTokens)
+                    .string(NUM_EXTERNAL_CACHED_TOKENS).int64(0)
+                    .string(NUM_CACHE_CREATION_TOKENS).int64(promptTokens - cachedTokens);
+        }
+    }
+
+    /**
+     * Finish the message.
+     *
+     * @param stats the engine's stats, or null.
+     * @param timestamp engine monotonic time in seconds (0.0 lets the frontend stamp it).
+     * @param finishedRequests ids (UTF-8) of requests that ended without an output of their own (aborts), or null.
+     * @param finishedCount how many of {@code finishedRequests} to write.
+     * @return the message length in bytes.
+     */
+    public int end(final SchedulerStats stats, final double timestamp, final byte[][] finishedRequests,
+        final int finishedCount)
+    {
+        writer.endArray(outputsMarker, outputs);
+        if (null == stats)
+        {
+            writer.nil();
+        }
+        else
+        {
+            writeStats(stats);
+        }
+        writer.float64(timestamp);
+        int fields = 4;
+        if (null != finishedRequests && finishedCount > 0)
+        {
+            writer.nil().arrayHeader(finishedCount);
+            for (int i = 0; i < finishedCount; i++)
+            {
+                writer.string(finishedRequests[i]);
+            }
+            fields = 6;
+        }
+        writer.endArray(outerMarker, fields);
+        return writer.length();
+    }
+
+    private void writeStats(final SchedulerStats stats)
+    {
+        writer.mapHeader(6)
+            .string(NUM_RUNNING_REQS).int64(stats.numRunningReqs)
+            .string(NUM_WAITING_REQS).int64(stats.numWaitingReqs)
+            .string(STEP_COUNTER).int64(stats.stepCounter)
+            .string(CURRENT_WAVE).int64(stats.currentWave)
+            .string(KV_CACHE_USAGE).float64(stats.kvCacheUsage)
+            .string(PREFIX_CACHE_STATS).mapHeader(4)
+            .string(RESET).bool(false)
+            .string(REQUESTS).int64(stats.prefixCacheRequests)
+            .string(QUERIES).int64(stats.prefixCacheQueries)
+            .string(HITS).int64(stats.prefixCacheHits);
+    }
+}
