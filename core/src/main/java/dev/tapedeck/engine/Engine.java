@@ -25,6 +25,7 @@ import dev.tapedeck.workload.OutputLengthDistribution;
  */
 public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.TimerHandler, MetricsSource
 {
+    private static final int MAX_ROUNDS_PER_CALL = 8;
     private static final EngineMetrics.FinishLabel[] FINISH_LABELS = {
         EngineMetrics.FinishLabel.STOP, EngineMetrics.FinishLabel.LENGTH,
         EngineMetrics.FinishLabel.ABORT, EngineMetrics.FinishLabel.ERROR,
@@ -205,7 +206,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         {
             startStep(nowNs);
         }
-        while (clock.poll(nowNs, this) > 0 || stepDue || releasedCount > 0)
+        // bounded: if steps are cheaper in model time than to compute, the engine falls behind the clock; it then
+        // returns after a few steps (one batch) and the driver calls again at once, instead of never returning
+        int rounds = 0;
+        while (rounds++ < MAX_ROUNDS_PER_CALL && (clock.poll(nowNs, this) > 0 || stepDue || releasedCount > 0))
         {
             long anchorNs = Long.MIN_VALUE;
             if (stepDue)

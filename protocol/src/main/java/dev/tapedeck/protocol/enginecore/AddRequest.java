@@ -9,10 +9,12 @@ public final class AddRequest
     /** Marker for "not present". */
     public static final int ABSENT = Integer.MIN_VALUE;
 
+    private static final int[] NO_TOKENS = new int[0];
+
     /** The frontend's internal request id (aborts and outputs use it). */
     public String requestId;
     /** Prompt token ids; empty when the request came as embeddings. */
-    public int[] promptTokenIds = new int[0];
+    public int[] promptTokenIds = NO_TOKENS;
     /** True when the frontend sent prompt embeddings instead of ids. */
     public boolean hasPromptEmbeds;
     /** True when the request carries multimodal features (skipped). */
@@ -64,7 +66,7 @@ public final class AddRequest
     public AddRequest clear()
     {
         requestId = null;
-        promptTokenIds = new int[0];
+        promptTokenIds = NO_TOKENS;
         hasPromptEmbeds = false;
         hasMultimodal = false;
         isPooling = false;

@@ -1,0 +1,216 @@
+package dev.tapedeck.bench;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+import org.zeromq.ZMsg;
+
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.enginecore.PlayOptions;
+import dev.tapedeck.enginecore.PlayServer;
+import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.protocol.enginecore.EngineCoreOutputsEncoder;
+import dev.tapedeck.protocol.enginecore.SchedulerStats;
+import dev.tapedeck.protocol.enginecore.VllmLine;
+import dev.tapedeck.protocol.msgpack.MsgPackReader;
+import dev.tapedeck.protocol.msgpack.MsgPackWriter;
+
+/**
+ * The engine-core output path end to end over ZeroMQ loopback TCP: a frontend (handshake ROUTER, input ROUTER,
+ * output PULL) drives one {@code play} engine with 256 long requests and counts the EngineCoreOutputs messages and
+ * tokens it receives; then raw JeroMQ PUSH/PULL sends the same bytes (a 256-output message) as fast as it can: the
+ * ceiling. Both receivers decode every message the same way (counting tokens). Prints messages/s and tokens/s.
+ * <p>
+ * Usage: {@code java -cp benchmarks.jar dev.tapedeck.bench.EngineCoreScaleBench [seconds=10] [stepMicros=20]}
+ */
+public final class EngineCoreScaleBench
+{
+    private static final int RUNNING = 256;
+
+    private EngineCoreScaleBench()
+    {
+    }
+
+    /**
+     * @param args seconds to measure, step duration in microseconds.
+     * @throws Exception on failure.
+     */
+    public static void main(final String[] args) throws Exception
+    {
+        final int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
+        final double stepMicros = args.length > 1 ? Double.parseDouble(args[1]) : 20;
+        final double[] raw = raw(seconds);
+        final double[] play = play(seconds, stepMicros);
+        System.out.println();
+        System.out.println("| path | messages/s | tokens/s | bytes/message |");
+        System.out.println("|---|---:|---:|---:|");
+        System.out.println(String.format(Locale.ROOT,
+            "| tapedeck play (step %.0f us, %d running) | %,.0f | %,.0f | %,.0f |", stepMicros, RUNNING, play[0],
+            play[1], play[2]));
+        System.out.println(String.format(Locale.ROOT, "| raw JeroMQ PUSH/PULL, same bytes | %,.0f | %,.0f | %,.0f |",
+            raw[0], raw[1], raw[2]));
+        System.out.println(String.format(Locale.ROOT, "tapedeck delivers %.2fx the ceiling's tokens/s",
+            play[1] / raw[1]));
+    }
+
+    private static byte[] typicalMessage()
+    {
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(64 * 1024);
+        final EngineCoreOutputsEncoder encoder = new EngineCoreOutputsEncoder().begin(buffer, VllmLine.NEWEST, 0);
+        for (int i = 0; i < RUNNING; i++)
+        {
+            encoder.output(("bench-" + i).getBytes(StandardCharsets.UTF_8), new int[] {1000 + i}, 0, 1,
+                EngineCoreOutputsEncoder.NO_FINISH, EngineCoreOutputsEncoder.NONE, null, 8,
+                EngineCoreOutputsEncoder.NONE);
+        }
+        final SchedulerStats stats = new SchedulerStats();
+        stats.numRunningReqs = RUNNING;
+        final int length = encoder.end(stats, 1.0, null, 0);
+        final byte[] bytes = new byte[length];
+        buffer.getBytes(0, bytes);
+        return bytes;
+    }
+
+    private static double[] raw(final int seconds) throws Exception
+    {
+        final byte[] message = typicalMessage();
+        try (ZContext context = new ZContext())
+        {
+            final ZMQ.Socket pull = context.createSocket(SocketType.PULL);
+            final int port = pull.bindToRandomPort("tcp://127.0.0.1");
+            pull.setReceiveTimeOut(100);
+            final AtomicBoolean running = new AtomicBoolean(true);
+            final Thread sender = new Thread(() ->
+            {
+                final ZMQ.Socket push = context.createSocket(SocketType.PUSH);
+                push.setSndHWM(1000);
+                push.connect("tcp://127.0.0.1:" + port);
+                while (running.get())
+                {
+                    push.send(message.clone(), 0);
+                }
+                push.close();
+            });
+            sender.start();
+            final MsgPackReader reader = new MsgPackReader();
+            countFor(pull, reader, 2, new AtomicLong());
+            final AtomicLong tokens = new AtomicLong();
+            final long[] counts = countFor(pull, reader, seconds, tokens);
+            running.set(false);
+            sender.join();
+            return new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds, message.length};
+        }
+    }
+
+    private static double[] play(final int seconds, final double stepMicros) throws Exception
+    {
+        try (ZContext context = new ZContext())
+        {
+            final ZMQ.Socket handshake = context.createSocket(SocketType.ROUTER);
+            final String handshakeAddress = "tcp://127.0.0.1:" + handshake.bindToRandomPort("tcp://127.0.0.1");
+            final ZMQ.Socket input = context.createSocket(SocketType.ROUTER);
+            final String inputAddress = "tcp://127.0.0.1:" + input.bindToRandomPort("tcp://127.0.0.1");
+            final ZMQ.Socket output = context.createSocket(SocketType.PULL);
+            final String outputAddress = "tcp://127.0.0.1:" + output.bindToRandomPort("tcp://127.0.0.1");
+            output.setReceiveTimeOut(100);
+            final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 30)
+                .latencyModel(new StepLatencyModel(new StepCoefficients("bench", stepMicros, 0, 0, 0, 0, "bench")))
+                .tokenSpace(new int[] {0}, -1).conclude();
+            final PlayServer server = PlayServer.start(new PlayOptions(handshakeAddress, 1, VllmLine.NEWEST, null,
+                TimeUnit.SECONDS.toNanos(30), 0), List.of(config));
+            final ZMsg hello = ZMsg.recvMsg(handshake);
+            final byte[] identity = hello.pop().getData();
+            handshake.sendMore(identity);
+            handshake.send(init(inputAddress, outputAddress));
+            ZMsg.recvMsg(input); // registration
+            ZMsg.recvMsg(handshake); // READY
+            final MsgPackWriter writer = new MsgPackWriter();
+            final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(256);
+            for (int i = 0; i < RUNNING; i++)
+            {
+                writer.wrap(buffer, 0).arrayHeader(14).string("bench-" + i).arrayHeader(8);
+                for (int t = 0; t < 8; t++)
+                {
+                    writer.int64(100 + t);
+                }
+                writer.nil().mapHeader(2).string("max_tokens").int64(1 << 29).string("ignore_eos").bool(true)
+                    .nil().float64(0.0).nil().nil().nil().nil().nil().int64(0).int64(0).int64(0);
+                final byte[] add = new byte[writer.length()];
+                buffer.getBytes(0, add);
+                input.sendMore(identity);
+                input.sendMore(new byte[] {0});
+                input.send(add);
+            }
+            final MsgPackReader reader = new MsgPackReader();
+            countFor(output, reader, 2, new AtomicLong());
+            final AtomicLong tokens = new AtomicLong();
+            final long[] counts = countFor(output, reader, seconds, tokens);
+            server.shutdown(0);
+            return new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds,
+                counts[1] / (double)Math.max(counts[0], 1)};
+        }
+    }
+
+    private static long[] countFor(final ZMQ.Socket output, final MsgPackReader reader, final int seconds,
+        final AtomicLong tokens)
+    {
+        final long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        final UnsafeBuffer view = new UnsafeBuffer(new byte[0]);
+        long messages = 0;
+        long bytes = 0;
+        while (System.nanoTime() < end)
+        {
+            final byte[] message = output.recv(0);
+            if (null == message)
+            {
+                continue;
+            }
+            messages++;
+            bytes += message.length;
+            view.wrap(message);
+            reader.wrap(view, 0, message.length);
+            reader.readArrayHeader();
+            reader.skipValue();
+            final int outputs = reader.readArrayHeader();
+            for (int i = 0; i < outputs; i++)
+            {
+                final int fields = reader.readArrayHeader();
+                reader.skipValue();
+                final int count = reader.readArrayHeader();
+                tokens.addAndGet(count);
+                for (int t = 0; t < count; t++)
+                {
+                    reader.skipValue();
+                }
+                for (int f = 2; f < fields; f++)
+                {
+                    reader.skipValue();
+                }
+            }
+        }
+        return new long[] {messages, bytes};
+    }
+
+    private static byte[] init(final String input, final String output)
+    {
+        final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(256);
+        final MsgPackWriter writer = new MsgPackWriter().wrap(buffer, 0);
+        writer.mapHeader(2).string("addresses").mapHeader(5).string("inputs").arrayHeader(1).string(input)
+            .string("outputs").arrayHeader(1).string(output).string("coordinator_input").nil()
+            .string("coordinator_output").nil().string("frontend_stats_publish_address").nil()
+            .string("parallel_config").mapHeader(0);
+        final byte[] bytes = new byte[writer.length()];
+        buffer.getBytes(0, bytes);
+        return bytes;
+    }
+}
