@@ -17,6 +17,7 @@ import org.zeromq.ZMsg;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.enginecore.PlayOptions;
 import dev.tapedeck.enginecore.PlayServer;
+import dev.tapedeck.enginecore.ZmqConnector;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.protocol.enginecore.EngineCoreOutputsEncoder;
@@ -92,12 +93,13 @@ public final class EngineCoreScaleBench
             final AtomicBoolean running = new AtomicBoolean(true);
             final Thread sender = new Thread(() ->
             {
-                final ZMQ.Socket push = context.createSocket(SocketType.PUSH);
-                push.setSndHWM(1000);
-                push.connect("tcp://127.0.0.1:" + port);
+                final ZMQ.Socket push = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context,
+                    SocketType.PUSH, s -> s.setSndHWM(1000), "tcp://127.0.0.1:" + port,
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
                 while (running.get())
                 {
-                    push.send(message.clone(), 0);
+                    // never block on a full queue: the receiver stops reading before the sender stops
+                    push.send(message.clone(), ZMQ.DONTWAIT);
                 }
                 push.close();
             });

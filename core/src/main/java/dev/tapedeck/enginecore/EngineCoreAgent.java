@@ -57,6 +57,9 @@ public final class EngineCoreAgent implements Agent
     private ZMQ.Socket[] inputs;
     private ZMQ.Socket[] outputs;
     private ZMQ.Socket coordinator;
+    /** Held open (and closed with the context) for the DP coordinator's channel from the engines. */
+    private ZMQ.Socket coordinatorOutput;
+    private final ZmqConnector connector = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS);
     private OutputBatcher batcher;
     private UtilityHandler utilities;
     private Engine engine;
@@ -120,13 +123,16 @@ public final class EngineCoreAgent implements Agent
     public void onStart()
     {
         context = new ZContext();
+        final long deadlineNs = System.nanoTime() + options.handshakeTimeoutNs();
         final byte[] identity = {(byte)engineIndex, (byte)(engineIndex >> 8)};
-        final ZMQ.Socket handshake = context.createSocket(SocketType.DEALER);
-        handshake.setIdentity(identity);
-        handshake.setLinger(5000);
-        handshake.setReceiveTimeOut((int)Math.min(Integer.MAX_VALUE, options.handshakeTimeoutNs() / 1_000_000));
-        handshake.connect(options.handshakeAddress());
+        final ZMQ.Socket handshake = connector.open(context, SocketType.DEALER, s ->
+        {
+            s.setIdentity(identity);
+            s.setLinger(5000);
+        }, options.handshakeAddress(), deadlineNs);
         handshake.send(encode(Handshake::hello), 0);
+        handshake.setReceiveTimeOut((int)Math.max(1, Math.min(Integer.MAX_VALUE,
+            (deadlineNs - System.nanoTime()) / 1_000_000)));
         final byte[] initFrame = handshake.recv(0);
         if (null == initFrame)
         {
@@ -143,17 +149,19 @@ public final class EngineCoreAgent implements Agent
             UUID.randomUUID().toString(), true, 4)));
         for (int i = 0; i < clients; i++)
         {
-            inputs[i] = context.createSocket(SocketType.DEALER);
-            inputs[i].setIdentity(identity);
-            inputs[i].setHWM(0);
-            inputs[i].connect(init.inputs().get(i));
+            inputs[i] = connector.open(context, SocketType.DEALER, s ->
+            {
+                s.setIdentity(identity);
+                s.setHWM(0);
+            }, tcpOnly(init.inputs().get(i)), deadlineNs);
             inputs[i].send(registration, 0);
-            outputs[i] = context.createSocket(SocketType.PUSH);
-            outputs[i].setHWM(0);
-            outputs[i].setLinger(4000);
-            outputs[i].connect(init.outputs().get(i));
+            outputs[i] = connector.open(context, SocketType.PUSH, s ->
+            {
+                s.setHWM(0);
+                s.setLinger(4000);
+            }, tcpOnly(init.outputs().get(i)), deadlineNs);
         }
-        connectCoordinator(init);
+        connectCoordinator(init, deadlineNs);
         batcher = new OutputBatcher(engineIndex, options.line(), clients, this::send, live);
         engine = new Engine(config, batcher, System.nanoTime());
         batcher.engine(engine);
@@ -165,7 +173,18 @@ public final class EngineCoreAgent implements Agent
             clients, options.line().label(), config.latencyModel().describe());
     }
 
-    private void connectCoordinator(final Handshake.Init init)
+    private static String tcpOnly(final String address)
+    {
+        if (!address.startsWith("tcp://"))
+        {
+            throw new IllegalStateException("the frontend's INIT names " + address + ", which JeroMQ cannot reach " +
+                "(it speaks ZeroMQ over TCP only): start the frontend with --data-parallel-size-local 0 so that it " +
+                "listens on TCP");
+        }
+        return address;
+    }
+
+    private void connectCoordinator(final Handshake.Init init, final long deadlineNs)
     {
         if (null == init.coordinatorInput() && null == init.coordinatorOutput())
         {
@@ -175,12 +194,13 @@ public final class EngineCoreAgent implements Agent
         {
             throw new IllegalStateException("INIT names only one of the coordinator addresses");
         }
-        coordinator = context.createSocket(SocketType.XSUB);
-        coordinator.connect(init.coordinatorInput());
+        coordinator = connector.open(context, SocketType.XSUB, s -> { }, tcpOnly(init.coordinatorInput()),
+            deadlineNs);
         coordinator.send(new byte[] {1}, 0);
-        final ZMQ.Socket toCoordinator = context.createSocket(SocketType.PUSH);
-        toCoordinator.connect(init.coordinatorOutput());
-        coordinator.setReceiveTimeOut((int)Math.min(Integer.MAX_VALUE, options.handshakeTimeoutNs() / 1_000_000));
+        coordinatorOutput = connector.open(context, SocketType.PUSH, s -> s.setLinger(0),
+            tcpOnly(init.coordinatorOutput()), deadlineNs);
+        coordinator.setReceiveTimeOut((int)Math.max(1, Math.min(Integer.MAX_VALUE,
+            (deadlineNs - System.nanoTime()) / 1_000_000)));
         final byte[] first = coordinator.recv(0);
         if (null == first || !"READY".equals(new String(first, StandardCharsets.US_ASCII)))
         {

@@ -31,11 +31,11 @@ public record PlayOptions(
         {
             throw new IllegalArgumentException("--engine-count must be within 1..1024");
         }
-        if (!handshakeAddress.startsWith("tcp://") && !handshakeAddress.startsWith("ipc://") &&
-            !handshakeAddress.startsWith("inproc://"))
+        if (!handshakeAddress.startsWith("tcp://"))
         {
-            throw new IllegalArgumentException("--handshake-address must be a ZeroMQ endpoint such as " +
-                "tcp://127.0.0.1:29550, got '" + handshakeAddress + "'");
+            throw new IllegalArgumentException("--handshake-address must be a ZeroMQ TCP endpoint such as " +
+                "tcp://127.0.0.1:29550, got '" + handshakeAddress + "'" + (handshakeAddress.startsWith("ipc://") ?
+                " (JeroMQ cannot reach libzmq's Unix-domain ipc:// sockets)" : ""));
         }
     }
 }
