@@ -44,6 +44,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private final int[] randomTokenIds;
     private final int eosTokenId;
     private OutputSink sink;
+    private boolean batchPerStep;
 
     private long stepTimerId = -1;
     private boolean stepInFlight;
@@ -68,6 +69,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         }
         this.config = config;
         this.sink = sink;
+        this.batchPerStep = sink.batchPerStep();
         this.scheduler = new Scheduler(config);
         this.step = new Step(config.maxNumSeqs());
         this.clock = new StepClock(startNs);
@@ -89,6 +91,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     public void sink(final OutputSink value)
     {
         sink = value;
+        batchPerStep = value.batchPerStep();
     }
 
     /**
@@ -233,12 +236,16 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 work++;
             }
             releasedCount = 0;
+            if (batchPerStep && Long.MIN_VALUE != anchorNs)
+            {
+                sink.onBatchEnd(anchorNs);
+            }
             if (!stepInFlight)
             {
                 startStep(Long.MIN_VALUE == anchorNs ? nowNs : anchorNs);
             }
         }
-        if (work > 0)
+        if (work > 0 && !batchPerStep)
         {
             sink.onBatchEnd(nowNs);
         }

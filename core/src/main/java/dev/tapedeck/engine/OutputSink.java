@@ -5,7 +5,9 @@ package dev.tapedeck.engine;
  * <p>
  * Called on the engine's thread. Per step the engine calls {@link #onToken} once for every request that generated a
  * token, {@link #onFinished} for every request that ended (after its last token, or alone for an abort), then
- * {@link #onBatchEnd} once, which is where a face flushes. Implementations must not call back into the engine from
+ * {@link #onBatchEnd}, which is where a face flushes: after every step when {@link #batchPerStep()} says so (the
+ * engine-core wire, one message per step), otherwise once per {@link Engine#doWork(long)} call that produced output
+ * (several steps when the engine catches up with its clock). Implementations must not call back into the engine from
  * {@code onToken}/{@code onFinished} except through {@link Engine#abort(Request)}, which is safe.
  */
 public interface OutputSink
@@ -28,7 +30,16 @@ public interface OutputSink
     /**
      * Every output of this batch has been delivered.
      *
-     * @param nowNs the engine's time when the batch was emitted.
+     * @param nowNs the engine's time of the batch: the end of its step when batches are per step, else the time of
+     *     the {@link Engine#doWork(long)} call.
      */
     void onBatchEnd(long nowNs);
+
+    /**
+     * @return true to get {@link #onBatchEnd} after every step; read once when the engine is created.
+     */
+    default boolean batchPerStep()
+    {
+        return false;
+    }
 }

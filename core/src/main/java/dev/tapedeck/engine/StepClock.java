@@ -1,27 +1,35 @@
 package dev.tapedeck.engine;
 
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 import org.agrona.DeadlineTimerWheel;
+import org.agrona.collections.Long2LongHashMap;
 
 /**
  * The engine's timers on an Agrona {@link DeadlineTimerWheel}: the end of the running step and per-request holds.
  * Driven by the owning thread through {@link #poll}; the driver arms its own wake-up at {@link #earliestDeadlineNs()}.
  * <p>
- * Timers fire at or after their deadline, never before: a poll compares exact deadlines; the ticks (1.05 ms) only
- * decide how many spokes one poll walks.
+ * Timers fire at or after their deadline, never before: a poll compares exact deadlines; the ticks (4.2 ms) only
+ * decide how many spokes one poll walks. The earliest deadline comes from a small binary heap beside the wheel (the
+ * wheel can only answer it by visiting every slot); heap entries of fired or cancelled timers are dropped lazily
+ * when they reach the top.
  * <b>Not thread safe.</b>
  */
-final class StepClock implements DeadlineTimerWheel.TimerConsumer
+final class StepClock implements DeadlineTimerWheel.TimerHandler
 {
     static final long NO_DEADLINE = Long.MAX_VALUE;
-    private static final long TICK_RESOLUTION_NS = 1L << 20;
-    private static final int TICKS_PER_WHEEL = 256;
+    private static final long TICK_RESOLUTION_NS = 1L << 22;
+    private static final int TICKS_PER_WHEEL = 512;
     private static final int EXPIRY_LIMIT = Integer.MAX_VALUE;
+    private static final long NOT_LIVE = Long.MIN_VALUE;
 
     private final DeadlineTimerWheel wheel;
-    private long earliestDeadlineNs = NO_DEADLINE;
-    private long scanEarliestNs;
+    private final Long2LongHashMap deadlineByLiveTimerId = new Long2LongHashMap(NOT_LIVE);
+    private long[] heapDeadlines = new long[64];
+    private long[] heapTimerIds = new long[64];
+    private int heapSize;
+    private DeadlineTimerWheel.TimerHandler handler;
 
     StepClock(final long startNs)
     {
@@ -35,24 +43,28 @@ final class StepClock implements DeadlineTimerWheel.TimerConsumer
             // An idle wheel may lag far behind; restarting it avoids polling through every tick of the idle period.
             wheel.resetStartTime(Math.min(nowNs, deadlineNs));
         }
-        earliestDeadlineNs = Math.min(earliestDeadlineNs, deadlineNs);
-        return wheel.scheduleTimer(deadlineNs);
+        final long timerId = wheel.scheduleTimer(deadlineNs);
+        deadlineByLiveTimerId.put(timerId, deadlineNs);
+        heapPush(deadlineNs, timerId);
+        return timerId;
     }
 
     void cancel(final long timerId)
     {
         if (wheel.cancelTimer(timerId))
         {
-            recomputeEarliest();
+            deadlineByLiveTimerId.remove(timerId);
+            dropStaleTop();
         }
     }
 
-    int poll(final long nowNs, final DeadlineTimerWheel.TimerHandler handler)
+    int poll(final long nowNs, final DeadlineTimerWheel.TimerHandler timerHandler)
     {
-        if (nowNs < earliestDeadlineNs)
+        if (nowNs < earliestDeadlineNs())
         {
             return 0;
         }
+        handler = timerHandler;
         int expired = 0;
         long tickEndBefore;
         do
@@ -60,16 +72,17 @@ final class StepClock implements DeadlineTimerWheel.TimerConsumer
             // a poll scans the current tick and moves to the next only once now is past it: keep going while it
             // moves, so the tick that contains now is scanned too
             tickEndBefore = wheel.currentTickTime();
-            expired += wheel.poll(nowNs, handler, EXPIRY_LIMIT);
+            expired += wheel.poll(nowNs, this, EXPIRY_LIMIT);
         }
         while (wheel.timerCount() > 0 && wheel.currentTickTime() != tickEndBefore);
-        recomputeEarliest();
+        handler = null;
+        dropStaleTop();
         return expired;
     }
 
     long earliestDeadlineNs()
     {
-        return earliestDeadlineNs;
+        return 0 == heapSize ? NO_DEADLINE : heapDeadlines[0];
     }
 
     int timerCount()
@@ -78,20 +91,76 @@ final class StepClock implements DeadlineTimerWheel.TimerConsumer
     }
 
     @Override
-    public void accept(final long deadline, final long timerId)
+    public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
     {
-        scanEarliestNs = Math.min(scanEarliestNs, deadline);
+        final boolean consumed = handler.onTimerExpiry(timeUnit, now, timerId);
+        if (consumed)
+        {
+            deadlineByLiveTimerId.remove(timerId);
+        }
+        return consumed;
     }
 
-    private void recomputeEarliest()
+    /**
+     * Pop heap entries whose timer fired or was cancelled (a wheel may reuse a timer id, so the deadline must match).
+     */
+    private void dropStaleTop()
     {
-        if (0 == wheel.timerCount())
+        while (heapSize > 0 && deadlineByLiveTimerId.get(heapTimerIds[0]) != heapDeadlines[0])
         {
-            earliestDeadlineNs = NO_DEADLINE;
-            return;
+            heapPop();
         }
-        scanEarliestNs = NO_DEADLINE;
-        wheel.forEach(this);
-        earliestDeadlineNs = scanEarliestNs;
+    }
+
+    private void heapPush(final long deadlineNs, final long timerId)
+    {
+        if (heapSize == heapDeadlines.length)
+        {
+            heapDeadlines = Arrays.copyOf(heapDeadlines, heapSize * 2);
+            heapTimerIds = Arrays.copyOf(heapTimerIds, heapSize * 2);
+        }
+        int child = heapSize++;
+        while (child > 0)
+        {
+            final int parent = (child - 1) >>> 1;
+            if (heapDeadlines[parent] <= deadlineNs)
+            {
+                break;
+            }
+            heapDeadlines[child] = heapDeadlines[parent];
+            heapTimerIds[child] = heapTimerIds[parent];
+            child = parent;
+        }
+        heapDeadlines[child] = deadlineNs;
+        heapTimerIds[child] = timerId;
+    }
+
+    private void heapPop()
+    {
+        final int last = --heapSize;
+        final long deadlineNs = heapDeadlines[last];
+        final long timerId = heapTimerIds[last];
+        int parent = 0;
+        while (true)
+        {
+            int child = 2 * parent + 1;
+            if (child >= last)
+            {
+                break;
+            }
+            if (child + 1 < last && heapDeadlines[child + 1] < heapDeadlines[child])
+            {
+                child++;
+            }
+            if (deadlineNs <= heapDeadlines[child])
+            {
+                break;
+            }
+            heapDeadlines[parent] = heapDeadlines[child];
+            heapTimerIds[parent] = heapTimerIds[child];
+            parent = child;
+        }
+        heapDeadlines[parent] = deadlineNs;
+        heapTimerIds[parent] = timerId;
     }
 }

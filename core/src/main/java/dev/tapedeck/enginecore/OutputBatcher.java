@@ -110,6 +110,12 @@ final class OutputBatcher implements OutputSink
     }
 
     @Override
+    public boolean batchPerStep()
+    {
+        return true; // vLLM sends one EngineCoreOutputs per step; its frontend times tokens by message timestamps
+    }
+
+    @Override
     public void onBatchEnd(final long nowNs)
     {
         for (int client = 0; client < touched.length; client++)

@@ -79,4 +79,50 @@ class StepClockTest
         assertEquals(List.of(b), fired);
         assertEquals(0, clock.timerCount());
     }
+
+    /**
+     * Against a brute-force model: random schedules (ids get reused by the wheel), cancels and polls; the earliest
+     * deadline is always exact and nothing fires early or is lost.
+     */
+    @Test
+    void shouldKeepTheEarliestDeadlineExactThroughRandomSchedulesCancelsAndPolls()
+    {
+        final java.util.Random random = new java.util.Random(7);
+        final StepClock clock = new StepClock(0);
+        final java.util.Map<Long, Long> live = new java.util.HashMap<>();
+        long nowNs = 0;
+        for (int i = 0; i < 20_000; i++)
+        {
+            final int action = random.nextInt(10);
+            if (action < 5)
+            {
+                final long deadlineNs = nowNs + 1 + random.nextInt(200_000_000);
+                live.put(clock.schedule(deadlineNs, nowNs), deadlineNs);
+            }
+            else if (action < 6 && !live.isEmpty())
+            {
+                final Long id = live.keySet().iterator().next();
+                clock.cancel(id);
+                live.remove(id);
+            }
+            else
+            {
+                nowNs += random.nextInt(30_000_000);
+                final long at = nowNs;
+                clock.poll(nowNs, (unit, now, timerId) ->
+                {
+                    final Long deadlineNs = live.remove(timerId);
+                    assertTrue(null != deadlineNs && deadlineNs <= at, "fired early or unknown: " + timerId);
+                    return true;
+                });
+                for (final long deadlineNs : live.values())
+                {
+                    assertTrue(deadlineNs > nowNs, "a due timer did not fire");
+                }
+            }
+            final long expected = live.values().stream().mapToLong(Long::longValue).min().orElse(StepClock.NO_DEADLINE);
+            assertEquals(expected, clock.earliestDeadlineNs(), "step " + i);
+            assertEquals(live.size(), clock.timerCount());
+        }
+    }
 }

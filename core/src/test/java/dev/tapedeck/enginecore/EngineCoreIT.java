@@ -163,16 +163,20 @@ class EngineCoreIT
         final Map<String, Integer> finishes = new HashMap<>();
         int messages = 0;
         int maxOutputsPerMessage = 0;
+        double lastTimestamp = 0;
         while (finishes.size() < requests)
         {
             final TestFrontend.Outputs message = frontend.next(0);
             assertNotNull(message, "finished " + finishes.size() + " of " + requests);
+            assertTrue(message.timestamp() >= lastTimestamp, "step timestamps never go back");
+            lastTimestamp = message.timestamp();
             messages++;
             maxOutputsPerMessage = Math.max(maxOutputsPerMessage, message.outputs().size());
             final Set<String> seenInMessage = new HashSet<>();
             for (final TestFrontend.Output output : message.outputs())
             {
                 assertTrue(seenInMessage.add(output.requestId()), "one output per request per message");
+                assertEquals(1, output.tokens().size(), "one token per request per step, even when catching up");
                 counts.merge(output.requestId(), output.tokens().size(), Integer::sum);
                 if (null != output.finishReason())
                 {

@@ -322,20 +322,8 @@ public final class MsgPackWriter
             return;
         }
         final int length = position - from;
-        if (to < from)
-        {
-            for (int i = 0; i < length; i++)
-            {
-                buffer.putByte(to + i, buffer.getByte(from + i));
-            }
-        }
-        else
-        {
-            for (int i = length - 1; i >= 0; i--)
-            {
-                buffer.putByte(to + i, buffer.getByte(from + i));
-            }
-        }
+        // Agrona copies through Unsafe.copyMemory, which handles overlapping ranges (memmove semantics)
+        buffer.putBytes(to, buffer, from, length);
         position = to + length;
     }
 

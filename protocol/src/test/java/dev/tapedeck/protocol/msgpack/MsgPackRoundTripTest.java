@@ -3,8 +3,11 @@ package dev.tapedeck.protocol.msgpack;
 import java.util.Arrays;
 import java.util.Random;
 
+import org.agrona.ExpandableArrayBuffer;
 import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -59,6 +62,44 @@ class MsgPackRoundTripTest
             reader.skipValue();
             assertTrue(reader.ok());
             assertEquals(oracle.length, reader.position(), "skipValue skips exactly one value");
+        }
+    }
+
+    /**
+     * Headers patched after the fact move what follows them: backwards over overlapping bytes when the header is
+     * smaller than reserved, forwards when an array outgrows 65,535 elements. Every kind of Agrona buffer.
+     */
+    @Test
+    void patchedHeadersMoveOverlappingTailsIntact()
+    {
+        final java.util.List<Object> small = new java.util.ArrayList<>();
+        final java.util.List<Object> large = new java.util.ArrayList<>();
+        for (int i = 0; i < 7; i++)
+        {
+            small.add("element " + i);
+        }
+        for (int i = 0; i < 70_000; i++)
+        {
+            large.add((long)(i * 31 % 1000));
+        }
+        final java.util.List<Object> value = java.util.List.of(small, large, small);
+        final byte[] oracle = Values.packWithOracle(value);
+        for (final MutableDirectBuffer target : new MutableDirectBuffer[] {new ExpandableDirectByteBuffer(16),
+            new ExpandableArrayBuffer(16), new UnsafeBuffer(new byte[oracle.length + 16])})
+        {
+            writer.wrap(target, 0);
+            final int outer = writer.beginArray();
+            for (final Object element : value)
+            {
+                final java.util.List<?> list = (java.util.List<?>)element;
+                final int marker = writer.beginArray();
+                list.forEach(v -> Values.write(writer, v));
+                writer.endArray(marker, list.size());
+            }
+            writer.endArray(outer, value.size());
+            final byte[] ours = new byte[writer.length()];
+            target.getBytes(0, ours);
+            assertArrayEquals(oracle, ours, target.getClass().getSimpleName());
         }
     }
 
