@@ -99,6 +99,6 @@ public class EngineCoreCodecBenchmark
     public int decodeAddRequest()
     {
         decoder.decode(request, 0, requestLength, add);
-        return add.promptTokenIds.length;
+        return add.promptLength();
     }
 }

@@ -289,45 +289,47 @@ public final class EngineCoreAgent implements Agent
         final long nowNs = System.nanoTime();
         if (!decoder.decode(frameView, 0, bytes.length, add))
         {
-            malformed(add.requestId, decoder.error());
-            if (null != add.requestId)
+            final String requestId = add.requestId();
+            malformed(requestId, decoder.error());
+            if (null != requestId)
             {
-                failImmediately(add.requestId, add.clientIndex, FinishReason.ERROR, nowNs);
+                failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
             }
             return;
         }
-        if (live.containsKey(add.requestId))
+        final String requestId = add.requestId();
+        if (live.containsKey(requestId))
         {
-            malformed(add.requestId, "duplicate request id");
+            malformed(requestId, "duplicate request id");
             return;
         }
-        if (add.isPooling || add.hasPromptEmbeds || 0 == add.promptTokenIds.length)
+        if (add.isPooling || add.hasPromptEmbeds || 0 == add.promptLength())
         {
             LOG.log(System.Logger.Level.WARNING, "request {0}: pooling, prompt embeddings and empty prompts are " +
-                "not simulated; finished with an error", add.requestId);
-            failImmediately(add.requestId, add.clientIndex, FinishReason.ERROR, nowNs);
+                "not simulated; finished with an error", requestId);
+            failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
             return;
         }
         if (draining)
         {
-            failImmediately(add.requestId, add.clientIndex, FinishReason.ABORT, nowNs);
+            failImmediately(requestId, add.clientIndex, FinishReason.ABORT, nowNs);
             return;
         }
-        submit(nowNs);
+        submit(requestId, nowNs);
     }
 
-    private void submit(final long nowNs)
+    private void submit(final String requestId, final long nowNs)
     {
-        final int promptLength = add.promptTokenIds.length;
+        final int[] prompt = add.promptTokenIds();
         // a frontend fills an unset max_tokens with the rest of the context: treat that as unset (natural length)
-        final boolean unset = promptLength + add.maxTokens >= config.maxModelLen();
-        final Request request = new Request(add.requestId, add.promptTokenIds)
+        final boolean unset = prompt.length + add.maxTokens >= config.maxModelLen();
+        final Request request = new Request(requestId, prompt)
             .maxTokens(unset ? Request.UNSET : add.maxTokens)
             .minTokens(add.minTokens)
             .ignoreEos(add.ignoreEos)
-            .stopTokenIds(add.stopTokenIds)
+            .stopTokenIds(add.stopTokenIds())
             .priority(add.priority)
-            .tokenPool(null == options.vocabulary() ? add.promptTokenIds : null)
+            .tokenPool(null == options.vocabulary() ? prompt : null)
             .arrivalNs(nowNs);
         if (add.hasSeed)
         {
@@ -337,17 +339,17 @@ public final class EngineCoreAgent implements Agent
         {
             request.eosTokenId(add.eosTokenId);
         }
-        final PlayRequest p = new PlayRequest(request, add.clientIndex, add.kvTransferParams);
+        final PlayRequest p = new PlayRequest(request, add.clientIndex, add.kvTransferParams());
         request.attachment(p);
         final SubmitResult result = engine.submit(request, nowNs);
         if (SubmitResult.ACCEPTED != result)
         {
-            LOG.log(System.Logger.Level.WARNING, "request {0} refused by the engine: {1}", add.requestId, result);
-            failImmediately(add.requestId, add.clientIndex,
+            LOG.log(System.Logger.Level.WARNING, "request {0} refused by the engine: {1}", requestId, result);
+            failImmediately(requestId, add.clientIndex,
                 SubmitResult.TOO_LONG == result ? FinishReason.LENGTH : FinishReason.ERROR, nowNs);
             return;
         }
-        live.put(add.requestId, p);
+        live.put(requestId, p);
         requestsAdded++;
     }
 

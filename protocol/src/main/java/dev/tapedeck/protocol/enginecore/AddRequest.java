@@ -1,20 +1,30 @@
 package dev.tapedeck.protocol.enginecore;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+import org.agrona.DirectBuffer;
+
 /**
  * The fields of an {@code EngineCoreRequest} (ADD) a simulated engine honours, filled by {@link AddRequestDecoder}.
- * Absent fields hold vLLM's defaults. Plain mutable data; one instance per decode, confined to the decoding thread.
+ * Absent fields hold vLLM's defaults. Reused from decode to decode: the request id, the prompt, the stop token ids
+ * and the KV transfer parameters live in arrays owned by this object that grow to the largest request seen, so
+ * decoding allocates nothing; the accessors that return a {@code String} or an array copy allocate, for the caller
+ * that keeps them. Mutable; confined to the decoding thread.
  */
 public final class AddRequest
 {
     /** Marker for "not present". */
     public static final int ABSENT = Integer.MIN_VALUE;
 
-    private static final int[] NO_TOKENS = new int[0];
-
-    /** The frontend's internal request id (aborts and outputs use it). */
-    public String requestId;
-    /** Prompt token ids; empty when the request came as embeddings. */
-    public int[] promptTokenIds = NO_TOKENS;
+    private byte[] requestIdUtf8 = new byte[64];
+    private int requestIdLength = -1;
+    private int[] promptTokenIds = new int[1024];
+    private int promptLength;
+    private int[] stopTokenIds = new int[16];
+    private int stopTokenIdCount = -1;
+    private byte[] kvTransferParams = new byte[256];
+    private int kvTransferParamsLength = -1;
     /** True when the frontend sent prompt embeddings instead of ids. */
     public boolean hasPromptEmbeds;
     /** True when the request carries multimodal features (skipped). */
@@ -33,14 +43,10 @@ public final class AddRequest
     public long seed;
     /** True when a seed was given. */
     public boolean hasSeed;
-    /** {@code SamplingParams.stop_token_ids}, or null. */
-    public int[] stopTokenIds;
     /** {@code SamplingParams.logprobs}, or {@link #ABSENT}. */
     public int logprobs = ABSENT;
     /** End-of-sequence token: the request's {@code eos_token_id} (old lines) or {@code _eos_token_id}. */
     public int eosTokenId = ABSENT;
-    /** Raw msgpack of {@code extra_args.kv_transfer_params}, or null. */
-    public byte[] kvTransferParams;
     /** LoRA adapter name, or null. */
     public String loraName;
     /** LoRA adapter id, or 0. */
@@ -65,8 +71,8 @@ public final class AddRequest
      */
     public AddRequest clear()
     {
-        requestId = null;
-        promptTokenIds = NO_TOKENS;
+        requestIdLength = -1;
+        promptLength = 0;
         hasPromptEmbeds = false;
         hasMultimodal = false;
         isPooling = false;
@@ -76,10 +82,10 @@ public final class AddRequest
         n = 1;
         seed = 0;
         hasSeed = false;
-        stopTokenIds = null;
+        stopTokenIdCount = -1;
         logprobs = ABSENT;
         eosTokenId = ABSENT;
-        kvTransferParams = null;
+        kvTransferParamsLength = -1;
         loraName = null;
         loraId = 0;
         cacheSalt = null;
@@ -89,5 +95,114 @@ public final class AddRequest
         priority = 0;
         arrivalTime = 0;
         return this;
+    }
+
+    /**
+     * @return true once a request id was read.
+     */
+    public boolean hasRequestId()
+    {
+        return requestIdLength >= 0;
+    }
+
+    /**
+     * @return the frontend's internal request id (aborts and outputs use it), allocated; null if unread.
+     */
+    public String requestId()
+    {
+        return requestIdLength < 0 ? null : new String(requestIdUtf8, 0, requestIdLength, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * @return prompt length in tokens; 0 when the request came as embeddings.
+     */
+    public int promptLength()
+    {
+        return promptLength;
+    }
+
+    /**
+     * @param index position in the prompt.
+     * @return the prompt's token id there.
+     */
+    public int promptTokenId(final int index)
+    {
+        if (index < 0 || index >= promptLength)
+        {
+            throw new IndexOutOfBoundsException(index);
+        }
+        return promptTokenIds[index];
+    }
+
+    /**
+     * @return a copy of the prompt's token ids.
+     */
+    public int[] promptTokenIds()
+    {
+        return Arrays.copyOf(promptTokenIds, promptLength);
+    }
+
+    /**
+     * @return a copy of {@code SamplingParams.stop_token_ids}, or null when absent.
+     */
+    public int[] stopTokenIds()
+    {
+        return stopTokenIdCount < 0 ? null : Arrays.copyOf(stopTokenIds, stopTokenIdCount);
+    }
+
+    /**
+     * @return a copy of the raw msgpack of {@code extra_args.kv_transfer_params}, or null when absent.
+     */
+    public byte[] kvTransferParams()
+    {
+        return kvTransferParamsLength < 0 ? null : Arrays.copyOf(kvTransferParams, kvTransferParamsLength);
+    }
+
+    void requestId(final DirectBuffer source, final int offset, final int length)
+    {
+        if (length > requestIdUtf8.length)
+        {
+            requestIdUtf8 = new byte[Math.max(length, requestIdUtf8.length * 2)];
+        }
+        source.getBytes(offset, requestIdUtf8, 0, length);
+        requestIdLength = length;
+    }
+
+    void promptCapacity(final int length)
+    {
+        if (length > promptTokenIds.length)
+        {
+            promptTokenIds = new int[Math.max(length, promptTokenIds.length * 2)];
+        }
+        promptLength = 0;
+    }
+
+    void addPromptTokenId(final int tokenId)
+    {
+        promptTokenIds[promptLength++] = tokenId;
+    }
+
+    void stopTokenIdCapacity(final int count)
+    {
+        if (count > stopTokenIds.length)
+        {
+            stopTokenIds = new int[Math.max(count, stopTokenIds.length * 2)];
+        }
+        stopTokenIdCount = 0;
+    }
+
+    void addStopTokenId(final int tokenId)
+    {
+        stopTokenIds[stopTokenIdCount++] = tokenId;
+    }
+
+    void kvTransferParams(final DirectBuffer source, final int offset, final int length)
+    {
+        if (length > kvTransferParams.length)
+        {
+            kvTransferParams = new byte[Math.max(length, kvTransferParams.length * 2)];
+        }
+        source.getBytes(offset, kvTransferParams, 0, length);
+        kvTransferParamsLength = length;
     }
 }

@@ -17,7 +17,8 @@ import dev.tapedeck.protocol.msgpack.ValueType;
  *   <li>then slots that are not integers (prompt_embeds, prompt_is_token_ids) up to client_index, current_wave and
  *       priority; anything after is ignored.</li>
  * </ol>
- * Multimodal features and tensors are skipped; their aux frames belong to the caller. Not thread safe; reusable.
+ * Multimodal features and tensors are skipped; their aux frames belong to the caller. A typical request (no LoRA, no
+ * cache salt) decodes without allocating. Not thread safe; reusable.
  */
 public final class AddRequestDecoder
 {
@@ -30,8 +31,8 @@ public final class AddRequestDecoder
      * @param offset first byte.
      * @param length bytes.
      * @param out filled with the request (cleared first).
-     * @return true on success; otherwise {@link #error()} says why (and {@code out.requestId} holds the id if it was
-     * readable, for logging).
+     * @return true on success; otherwise {@link #error()} says why (and {@code out.requestId()} holds the id if it
+     * was readable, for logging).
      */
     public boolean decode(final DirectBuffer buffer, final int offset, final int length, final AddRequest out)
     {
@@ -43,14 +44,16 @@ public final class AddRequestDecoder
         {
             return fail("EngineCoreRequest is not an array of at least 3 slots");
         }
-        out.requestId = reader.readString();
-        if (null == out.requestId)
+        final int idLength = reader.readStringHeader();
+        if (idLength < 0)
         {
             return fail("request_id is not a string");
         }
+        out.requestId(reader.buffer(), reader.position(), idLength);
+        reader.skipBytes(idLength);
         if (!reader.tryReadNil())
         {
-            out.promptTokenIds = readIntArray();
+            readPrompt(out);
         }
         if (!reader.ok())
         {
@@ -152,7 +155,7 @@ public final class AddRequestDecoder
         {
             if (ValueType.NIL != reader.nextType())
             {
-                out.hasPromptEmbeds |= ValueType.ARRAY == reader.nextType() && 0 == out.promptTokenIds.length;
+                out.hasPromptEmbeds |= ValueType.ARRAY == reader.nextType() && 0 == out.promptLength();
             }
             reader.skipValue();
             slot++;
@@ -191,19 +194,23 @@ public final class AddRequestDecoder
         }
     }
 
-    private int[] readIntArray()
+    private void readPrompt(final AddRequest out)
     {
         final int count = reader.readArrayHeader();
         if (count < 0)
         {
-            return new int[0];
+            return;
         }
-        final int[] values = new int[count];
-        for (int i = 0; i < count; i++)
+        // every element takes at least one byte: a count beyond the frame is malformed, not a reason to allocate
+        out.promptCapacity(Math.min(count, Math.max(0, reader.remaining())));
+        for (int i = 0; i < count && reader.ok(); i++)
         {
-            values[i] = reader.readInt();
+            final int tokenId = reader.readInt();
+            if (reader.ok())
+            {
+                out.addPromptTokenId(tokenId);
+            }
         }
-        return values;
     }
 
     private boolean fail(final String message)

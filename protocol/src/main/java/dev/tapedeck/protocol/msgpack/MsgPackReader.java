@@ -125,6 +125,14 @@ public final class MsgPackReader
         return OK == error && position < limit;
     }
 
+    /**
+     * @return bytes left before the limit.
+     */
+    public int remaining()
+    {
+        return limit - position;
+    }
+
     private int fail(final int code)
     {
         if (OK == error)

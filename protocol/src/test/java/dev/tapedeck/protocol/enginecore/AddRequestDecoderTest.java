@@ -33,11 +33,11 @@ class AddRequestDecoderTest
     void shouldDecodeTheRealMultimodalRequestWithAnAuxFrame() throws IOException
     {
         final AddRequest r = decode(TestData.hex("vllm-vcr-fixtures/mm_request_large_aux.hex"));
-        assertEquals("req-mm-large", r.requestId);
+        assertEquals("req-mm-large", r.requestId());
         assertRealPrompt(r);
         assertTrue(r.hasMultimodal);
         assertEquals(16, r.maxTokens, "max_tokens absent: the default");
-        assertEquals(0, r.stopTokenIds.length);
+        assertEquals(0, r.stopTokenIds().length);
         assertEquals(0, r.clientIndex);
         assertEquals(0, r.priority);
         assertEquals(0.0, r.arrivalTime);
@@ -48,18 +48,18 @@ class AddRequestDecoderTest
     void shouldDecodeTheRealMultimodalRequestWithAnInlineTensor() throws IOException
     {
         final AddRequest r = decode(TestData.hex("vllm-vcr-fixtures/mm_request_small_inline.hex"));
-        assertTrue(r.requestId.startsWith("req-mm-"), r.requestId);
+        assertTrue(r.requestId().startsWith("req-mm-"), r.requestId());
         assertTrue(r.hasMultimodal);
         assertEquals(16, r.maxTokens);
     }
 
     private static void assertRealPrompt(final AddRequest r)
     {
-        assertEquals(259, r.promptTokenIds.length);
-        assertEquals(2, r.promptTokenIds[0]);
-        assertEquals(108, r.promptTokenIds[1]);
-        assertEquals(262144, r.promptTokenIds[2]);
-        assertEquals(108, r.promptTokenIds[258]);
+        assertEquals(259, r.promptLength());
+        assertEquals(2, r.promptTokenId(0));
+        assertEquals(108, r.promptTokenId(1));
+        assertEquals(262144, r.promptTokenId(2));
+        assertEquals(108, r.promptTokenId(258));
     }
 
     /** Builds an EngineCoreRequest in one of the historical layouts. */
@@ -129,12 +129,12 @@ class AddRequestDecoderTest
         for (final String layout : new String[] {"L-A", "L-C", "L-D", "L-E", "L-F", "L-G"})
         {
             final AddRequest r = decode(request(layout));
-            assertEquals("req-" + layout, r.requestId);
-            assertArrayEquals(new int[] {1, 2, 3}, r.promptTokenIds, layout);
+            assertEquals("req-" + layout, r.requestId());
+            assertArrayEquals(new int[] {1, 2, 3}, r.promptTokenIds(), layout);
             assertEquals(40, r.maxTokens, layout);
             assertTrue(r.ignoreEos, layout);
-            assertArrayEquals(new int[] {7}, r.stopTokenIds, layout);
-            assertNotNull(r.kvTransferParams, layout);
+            assertArrayEquals(new int[] {7}, r.stopTokenIds(), layout);
+            assertNotNull(r.kvTransferParams(), layout);
             assertEquals(1795261424.5, r.arrivalTime, layout);
             assertEquals("my-lora", r.loraName, layout);
             assertEquals(3, r.loraId, layout);
@@ -155,10 +155,10 @@ class AddRequestDecoderTest
         final AddRequest out = new AddRequest();
         final byte[] bytes = p.toByteArray();
         assertFalse(decoder.decode(new UnsafeBuffer(bytes), 0, bytes.length, out));
-        assertEquals("req-bad", out.requestId);
+        assertEquals("req-bad", out.requestId());
         assertTrue(decoder.error().contains("prompt_token_ids"), decoder.error());
         final byte[] garbage = {1, 2, 3};
         assertFalse(decoder.decode(new UnsafeBuffer(garbage), 0, 3, out));
-        assertNull(out.requestId);
+        assertNull(out.requestId());
     }
 }

@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 
 import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import dev.tapedeck.protocol.msgpack.MsgPackReader;
@@ -47,6 +48,69 @@ class CodecAllocationTest
         final long allocated = THREADS.getCurrentThreadAllocatedBytes() - before;
         assertEquals(40_000L * 256, tokensRead);
         assertTrue(allocated < 1024, "allocated " + allocated + " bytes for 20,000 steps");
+    }
+
+    /**
+     * Decoding ADD requests allocates nothing once the reusable request has grown: the real multimodal frame captured
+     * from a vLLM frontend and a typical text request of today's layout (1,000 prompt tokens, sampling parameters
+     * with stop token ids, seed, EOS and KV transfer parameters).
+     */
+    @Test
+    void shouldDecodeRequestsWithoutAllocating() throws Exception
+    {
+        final byte[] captured = TestData.hex("vllm-vcr-fixtures/mm_request_large_aux.hex");
+        final byte[] typical = typicalTextRequest();
+        final UnsafeBuffer capturedView = new UnsafeBuffer(captured);
+        final UnsafeBuffer typicalView = new UnsafeBuffer(typical);
+        final AddRequestDecoder decoder = new AddRequestDecoder();
+        final AddRequest request = new AddRequest();
+        long checksum = 0;
+        for (int i = 0; i < 20_000; i++)
+        {
+            checksum += decodeBoth(decoder, request, capturedView, captured.length, typicalView, typical.length);
+        }
+        final long before = THREADS.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 20_000; i++)
+        {
+            checksum += decodeBoth(decoder, request, capturedView, captured.length, typicalView, typical.length);
+        }
+        final long allocated = THREADS.getCurrentThreadAllocatedBytes() - before;
+        assertEquals(40_000L * (259 + 1000 + 300), checksum);
+        assertTrue(allocated < 1024, "allocated " + allocated + " bytes for 40,000 decodes");
+    }
+
+    private static long decodeBoth(final AddRequestDecoder decoder, final AddRequest request,
+        final UnsafeBuffer captured, final int capturedLength, final UnsafeBuffer typical, final int typicalLength)
+    {
+        long sum = 0;
+        if (decoder.decode(captured, 0, capturedLength, request))
+        {
+            sum += request.promptLength();
+        }
+        if (decoder.decode(typical, 0, typicalLength, request) && request.hasSeed && 7 == request.eosTokenId)
+        {
+            sum += request.promptLength() + request.maxTokens;
+        }
+        return sum;
+    }
+
+    private static byte[] typicalTextRequest() throws java.io.IOException
+    {
+        final org.msgpack.core.MessageBufferPacker p = org.msgpack.core.MessagePack.newDefaultBufferPacker();
+        p.packArrayHeader(13).packString("cmpl-5f0c7e1d2b3a4c5d8e9f0a1b2c3d4e5f-0");
+        p.packArrayHeader(1000);
+        for (int i = 0; i < 1000; i++)
+        {
+            p.packInt(100 + i * 37 % 150_000);
+        }
+        p.packNil();
+        p.packMapHeader(7).packString("temperature").packDouble(0.7).packString("max_tokens").packInt(300)
+            .packString("stop_token_ids").packArrayHeader(2).packInt(151643).packInt(151645)
+            .packString("seed").packInt(42).packString("_eos_token_id").packInt(7)
+            .packString("output_kind").packInt(1).packString("extra_args").packMapHeader(1)
+            .packString("kv_transfer_params").packMapHeader(1).packString("do_remote_decode").packBoolean(true);
+        p.packNil().packDouble(1795261424.5).packNil().packNil().packNil().packNil().packInt(0).packInt(0).packInt(0);
+        return p.toByteArray();
     }
 
     private long roundTrip(final int step)
