@@ -1,0 +1,27 @@
+package dev.tapedeck.cli.inspect;
+
+import picocli.CommandLine;
+
+import dev.tapedeck.cli.VersionProvider;
+
+/**
+ * {@code tapedeck inspect}: offline tools for traces and workloads. Each tool is a subcommand; none opens a socket
+ * except {@code perfetto --open}, which serves one file on 127.0.0.1.
+ */
+@CommandLine.Command(
+    name = "inspect",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    description = "Offline tools for traces and workloads (docs/inspect.md).",
+    subcommands = {CommandLine.HelpCommand.class})
+public final class InspectCommand implements Runnable
+{
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run()
+    {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+}
