@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.enginecore.PlayOptions;
 import dev.tapedeck.enginecore.PlayServer;
@@ -59,6 +60,9 @@ public final class PlayCommand implements Callable<Integer>
     @CommandLine.Mixin
     EngineOptions engine = new EngineOptions();
 
+    @CommandLine.Mixin
+    CaptureOptions capture = new CaptureOptions();
+
     @Override
     public Integer call() throws Exception
     {
@@ -71,7 +75,20 @@ public final class PlayCommand implements Callable<Integer>
         {
             configs.add(null == tokenizer ? engine.build(i, new int[] {0}, -1) : engine.build(i, tokenizer));
         }
-        final PlayServer server = PlayServer.start(options, configs);
+        final TraceRecorder recorder = capture.start("tapedeck-play", null, configs, System.nanoTime());
+        final PlayServer server;
+        try
+        {
+            server = PlayServer.start(options, configs);
+        }
+        catch (final RuntimeException ex)
+        {
+            if (null != recorder)
+            {
+                recorder.close();
+            }
+            throw ex;
+        }
         ServeCommand.markServing();
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {
@@ -81,6 +98,12 @@ public final class PlayCommand implements Callable<Integer>
             if (aborted > 0)
             {
                 System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
+            }
+            if (null != recorder)
+            {
+                recorder.close();
+                System.err.println("tapedeck: trace " + capture.traceOut + ": " + recorder.writtenRecords() +
+                    " records");
             }
             if (null != tokenizer)
             {

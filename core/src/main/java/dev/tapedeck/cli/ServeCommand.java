@@ -6,6 +6,7 @@ import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.http.HttpServer;
 import dev.tapedeck.http.ServeOptions;
@@ -103,6 +104,9 @@ public final class ServeCommand implements Callable<Integer>
     @CommandLine.Mixin
     EngineOptions engine = new EngineOptions();
 
+    @CommandLine.Mixin
+    CaptureOptions capture = new CaptureOptions();
+
     static boolean isServing()
     {
         return serving;
@@ -131,7 +135,20 @@ public final class ServeCommand implements Callable<Integer>
         {
             configs.add(engine.build(i, tokenizer));
         }
-        final HttpServer server = HttpServer.start(options, configs, tokenizer);
+        final TraceRecorder recorder = capture.start("tapedeck-serve", modelName, configs, System.nanoTime());
+        final HttpServer server;
+        try
+        {
+            server = HttpServer.start(options, configs, tokenizer);
+        }
+        catch (final Exception ex)
+        {
+            if (null != recorder)
+            {
+                recorder.close();
+            }
+            throw ex;
+        }
         serving = true;
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {
@@ -142,6 +159,12 @@ public final class ServeCommand implements Callable<Integer>
             if (aborted > 0)
             {
                 System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
+            }
+            if (null != recorder)
+            {
+                recorder.close();
+                System.err.println("tapedeck: trace " + capture.traceOut + ": " + recorder.writtenRecords() +
+                    " records");
             }
             tokenizer.close();
         }, "tapedeck-shutdown"));

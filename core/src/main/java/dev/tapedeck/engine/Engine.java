@@ -39,6 +39,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private final OutputLengthDistribution outputLengths;
     private final SeededRandom random;
     private final EngineMetrics metrics;
+    private final RequestObserver observer;
     private final Long2ObjectHashMap<Request> heldByTimerId = new Long2ObjectHashMap<>();
     private final Request[] released;
     private final int[] randomTokenIds;
@@ -55,6 +56,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private long arrivalSequence;
     private boolean shuttingDown;
     private long kvBlocksInUse;
+    private int stepPrefillTokens;
 
     /**
      * @param config concluded configuration.
@@ -74,6 +76,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.step = new Step(config.maxNumSeqs());
         this.clock = new StepClock(startNs);
         this.latencyModel = config.latencyModel();
+        this.observer = config.requestObserver();
         this.outputLengths = config.outputLengths();
         this.random = new SeededRandom(config.seed());
         this.metrics = new EngineMetrics(config.maxModelLen());
@@ -159,6 +162,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         request.queuedNs = nowNs;
         request.state = Request.State.WAITING;
         scheduler.waiting().add(request);
+        if (null != observer)
+        {
+            observer.onAccepted(request, scheduler.runningCount() + scheduler.waiting().size());
+        }
         return SubmitResult.ACCEPTED;
     }
 
@@ -392,6 +399,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         final long endNs = step.endNs();
         lastStepEndNs = endNs;
         metrics.onStep(step.totalTokens());
+        if (null != observer)
+        {
+            stepPrefillTokens = countPrefillTokens();
+        }
         for (int i = 0, size = step.size(); i < size; i++)
         {
             final Request request = step.request(i);
@@ -404,6 +415,19 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 generateToken(request, endNs);
             }
         }
+    }
+
+    private int countPrefillTokens()
+    {
+        int tokens = 0;
+        for (int i = 0, size = step.size(); i < size; i++)
+        {
+            if (Request.State.PREFILL == step.request(i).state)
+            {
+                tokens += step.tokens(i);
+            }
+        }
+        return tokens;
     }
 
     private void completePrefillChunk(final Request request, final int chunkTokens, final long endNs)
@@ -443,6 +467,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             metrics.onNextToken(nowNs - request.lastTokenNs);
         }
         request.lastTokenNs = nowNs;
+        if (null != observer)
+        {
+            observer.onToken(request, tokenId, nowNs, scheduler.runningCount(), stepPrefillTokens);
+        }
         sink.onToken(request, tokenId);
         if (Request.State.FINISHED == request.state)
         {
@@ -487,6 +515,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             kvBlocksInUse -= blocksFor(request.contextLength());
         }
         metrics.onFinished(FINISH_LABELS[reason.ordinal()], request);
+        if (null != observer)
+        {
+            observer.onFinished(request);
+        }
         sink.onFinished(request);
     }
 

@@ -38,6 +38,7 @@ public final class EngineConfig
     private int kvCacheBlocks = DEFAULT_KV_CACHE_BLOCKS;
     private long seed;
     private LatencyModel latencyModel = new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000);
+    private RequestObserver requestObserver;
     private OutputLengthDistribution outputLengths = OutputLengthDistribution.MOONCAKE_CONVERSATION;
     private int[] randomTokenIds = {0};
     private int eosTokenId;
@@ -221,6 +222,24 @@ public final class EngineConfig
     public LatencyModel latencyModel()
     {
         return latencyModel;
+    }
+
+    /**
+     * @param value who watches requests go through the engine (a trace capture), or null for nobody.
+     * @return this.
+     */
+    public EngineConfig requestObserver(final RequestObserver value)
+    {
+        requestObserver = value;
+        return this;
+    }
+
+    /**
+     * @return who watches requests go through the engine, or null.
+     */
+    public RequestObserver requestObserver()
+    {
+        return requestObserver;
     }
 
     /**

@@ -35,6 +35,7 @@ public final class Request implements EngineMetrics.RequestTiming
     private int eosTokenId = -1;
     private long arrivalNs;
     private Object attachment;
+    private Object observation;
     private int parallelN = 1;
 
     // engine-owned state
@@ -253,6 +254,24 @@ public final class Request implements EngineMetrics.RequestTiming
     public Object attachment()
     {
         return attachment;
+    }
+
+    /**
+     * @param value a {@link RequestObserver}'s per-request state.
+     * @return this.
+     */
+    public Request observation(final Object value)
+    {
+        observation = value;
+        return this;
+    }
+
+    /**
+     * @return a {@link RequestObserver}'s per-request state.
+     */
+    public Object observation()
+    {
+        return observation;
     }
 
     /**

@@ -19,8 +19,10 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import dev.tapedeck.testing.Sse;
+import dev.tapedeck.trace.TraceReader;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -96,9 +98,10 @@ class ServeProcessIT
     }
 
     @Test
-    void shouldDrainInFlightRequestsOnSigterm() throws Exception
+    void shouldDrainInFlightRequestsOnSigterm(@TempDir final Path dir) throws Exception
     {
-        final Server server = start("--shutdown-timeout", "30s");
+        final Path trace = dir.resolve("serve.jsonl.gz");
+        final Server server = start("--shutdown-timeout", "30s", "--trace-out", trace.toString(), "--record-tokens");
         final CompletableFuture<HttpResponse<String>> inFlight = stream(server, 300);
         awaitRunning(server);
         // SIGTERM; Process.destroy() would also close our end of its output
@@ -112,6 +115,12 @@ class ServeProcessIT
         {
             assertTrue(server.log().stream().anyMatch(l -> l.contains("shutting down")), server.log().toString());
         }
+        final TraceReader.Trace captured = TraceReader.readAll(trace);
+        assertTrue(captured.warnings().isEmpty(), "the gzip trailer is written on shutdown: " + captured.warnings());
+        assertEquals(1, captured.records().size());
+        assertEquals(300, captured.records().get(0).outputTokens());
+        assertEquals(300, captured.records().get(0).outputTokenIds().length);
+        assertEquals("tapedeck-serve", captured.meta().source());
     }
 
     @Test
