@@ -22,9 +22,10 @@ import dev.tapedeck.tokens.Tokenizer;
 /**
  * An in-process {@code serve} on 127.0.0.1 with ephemeral ports, plus a real HTTP client (the JDK's) to talk to it.
  */
-final class TestServer implements AutoCloseable
+public final class TestServer implements AutoCloseable
 {
-    static final String MODEL = "Qwen/Qwen3-8B";
+    /** The model name the server serves. */
+    public static final String MODEL = "Qwen/Qwen3-8B";
     /** A fast step model so tests finish quickly: 1 ms per step plus small batch costs. */
     static final LatencyModel FAST = new StepLatencyModel(
         new StepCoefficients("test-fast", 1000, 0.5, 5, 0, 0, "tests"));
@@ -32,11 +33,17 @@ final class TestServer implements AutoCloseable
     private static Tokenizer sharedTokenizer;
 
     final HttpServer server;
-    final List<Integer> ports;
+    /** The instances' ports. */
+    public final List<Integer> ports;
     final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(Duration.ofSeconds(5)).build();
 
-    TestServer(final ServeOptions options, final UnaryOperator<EngineConfig> engineSettings)
+    /**
+     * @param options face settings.
+     * @param engineSettings adjusts each engine's configuration (before it is concluded).
+     * @throws InterruptedException if interrupted while starting.
+     */
+    public TestServer(final ServeOptions options, final UnaryOperator<EngineConfig> engineSettings)
         throws InterruptedException
     {
         final Tokenizer tokenizer = tokenizer();
@@ -51,7 +58,10 @@ final class TestServer implements AutoCloseable
         ports = server.ports();
     }
 
-    static synchronized Tokenizer tokenizer()
+    /**
+     * @return the tokenizer the test servers use (built-in o200k).
+     */
+    public static synchronized Tokenizer tokenizer()
     {
         if (null == sharedTokenizer)
         {
@@ -60,7 +70,10 @@ final class TestServer implements AutoCloseable
         return sharedTokenizer;
     }
 
-    static ServeOptions options()
+    /**
+     * @return options for one instance on an ephemeral port.
+     */
+    public static ServeOptions options()
     {
         return options(1);
     }
@@ -72,7 +85,11 @@ final class TestServer implements AutoCloseable
             "0.19.0", null, 0, Transport.select("auto"));
     }
 
-    static TestServer start() throws InterruptedException
+    /**
+     * @return a started server with the fast test model.
+     * @throws InterruptedException if interrupted while starting.
+     */
+    public static TestServer start() throws InterruptedException
     {
         return new TestServer(options(), c -> c);
     }

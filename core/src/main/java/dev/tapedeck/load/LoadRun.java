@@ -1,0 +1,492 @@
+package dev.tapedeck.load;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import io.netty.buffer.Unpooled;
+import org.agrona.DeadlineTimerWheel;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+
+import dev.tapedeck.load.client.Exchange;
+import dev.tapedeck.load.client.ExchangeListener;
+import dev.tapedeck.load.client.LoadClient;
+
+/**
+ * One measured run: sends a {@link LoadPlan} through a {@link LoadClient} and records what comes back.
+ * <p>
+ * The dispatcher (the thread calling {@link #run}) schedules every send on an Agrona {@link DeadlineTimerWheel}
+ * (65 us ticks, exact deadlines): open loop at the plan's offsets, never waiting for responses, except that the next
+ * turn of a session waits for the previous turn's answer (plus its think time); closed loop keeps
+ * {@code concurrency} requests in flight, sending the next as soon as one ends. Latencies are measured from the
+ * intended send time, so a late send or a full server shows up in TTFT and end-to-end latency instead of being hidden
+ * (coordinated omission); dispatch lateness (write time minus intended time) is reported on its own.
+ * <p>
+ * Event loops record into one {@link RunRecorder} each (single writer) and report completions to the dispatcher
+ * through a many-to-one queue. The run ends when the plan is sent and answered, or at its limits: then requests still
+ * running get {@code drainTimeoutNs} to finish and are cut off as {@code incomplete}.
+ */
+public final class LoadRun implements ExchangeListener
+{
+    private static final long TICK_NS = 1L << 16;
+    private static final long LOOKAHEAD_NS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long MAX_PARK_NS = TimeUnit.MICROSECONDS.toNanos(200);
+    private static final long START_LEAD_NS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    /** Open loop (the plan's times) or closed loop (a fixed number in flight). */
+    public enum Mode
+    {
+        /** Send at the plan's offsets. */
+        OPEN,
+        /** Keep {@code concurrency} requests in flight. */
+        CLOSED
+    }
+
+    /**
+     * What to run.
+     *
+     * @param plan the requests.
+     * @param mode open or closed loop.
+     * @param concurrency requests in flight in closed loop.
+     * @param maxRequests most requests to send (0 for no limit).
+     * @param maxSeconds stop sending after this many seconds (0 for no limit).
+     * @param warmupSeconds requests meant to go in the first seconds are not measured.
+     * @param drainTimeoutNs after the last send, how long running requests may take.
+     * @param slo objectives for goodput.
+     * @param label the run's name in reports ({@code run}, {@code concurrency=8}).
+     */
+    public record Settings(LoadPlan plan, Mode mode, int concurrency, int maxRequests, double maxSeconds,
+        double warmupSeconds, long drainTimeoutNs, Slo slo, String label)
+    {
+    }
+
+    /** Told about progress about once a second, on the dispatcher thread. */
+    public interface Progress
+    {
+        /**
+         * @param elapsedNs since the run started.
+         * @param sent requests sent.
+         * @param completed requests completed.
+         * @param failed requests failed.
+         * @param inFlight requests running.
+         * @param planned requests in the plan (0 when unbounded).
+         */
+        void onProgress(long elapsedNs, long sent, long completed, long failed, long inFlight, long planned);
+    }
+
+    private record Completion(int planIndex, long endNs)
+    {
+    }
+
+    private final Settings settings;
+    private final LoadClient client;
+    private final RequestBodies bodies;
+    private final ManyToOneConcurrentArrayQueue<Completion> completions =
+        new ManyToOneConcurrentArrayQueue<>(1 << 16);
+    private final ArrayDeque<Completion> overflow = new ArrayDeque<>();
+    private final List<RunRecorder> recorders = new CopyOnWriteArrayList<>();
+    private final ThreadLocal<RunRecorder> recorder = ThreadLocal.withInitial(() ->
+    {
+        final RunRecorder r = new RunRecorder();
+        recorders.add(r);
+        return r;
+    });
+    private final AtomicLong completed = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong inFlight = new AtomicLong();
+    private volatile Thread dispatcher;
+    private volatile boolean stopRequested;
+    private long runStartNs;
+    private long measuredFromNs;
+    private long sent;
+
+    /**
+     * @param settings what to run.
+     * @param client the client (shared across runs of a sweep).
+     * @param bodies builds request bodies (used on the dispatcher thread only).
+     */
+    public LoadRun(final Settings settings, final LoadClient client, final RequestBodies bodies)
+    {
+        this.settings = settings;
+        this.client = client;
+        this.bodies = bodies;
+    }
+
+    /**
+     * Ask the run to stop sending (any thread, e.g. on SIGINT); requests in flight get the drain timeout.
+     */
+    public void stop()
+    {
+        stopRequested = true;
+        final Thread t = dispatcher;
+        if (null != t)
+        {
+            LockSupport.unpark(t);
+        }
+    }
+
+    /**
+     * Run to the end on the calling thread.
+     *
+     * @param progress told about progress once a second, or null.
+     * @return what was measured.
+     */
+    public RunResult run(final Progress progress)
+    {
+        dispatcher = Thread.currentThread();
+        final LoadPlan plan = settings.plan();
+        final int planned = plan.requests().size();
+        runStartNs = System.nanoTime() + START_LEAD_NS;
+        measuredFromNs = runStartNs + (long)(settings.warmupSeconds() * 1e9);
+        final long stopSendingNs = settings.maxSeconds() > 0 ? runStartNs + (long)(settings.maxSeconds() * 1e9) :
+            Long.MAX_VALUE;
+        final Scheduler scheduler = new Scheduler(plan, runStartNs);
+        long nextProgressNs = runStartNs + TimeUnit.SECONDS.toNanos(1);
+        long[] inFlightSeries = new long[64];
+        int closedNext = 0;
+        if (Mode.CLOSED == settings.mode())
+        {
+            for (int i = 0; i < Math.max(1, settings.concurrency()); i++)
+            {
+                scheduler.at(runStartNs, closedNext++);
+            }
+        }
+        boolean sending = true;
+        long sendingEndedNs = 0;
+        while (true)
+        {
+            final long nowNs = System.nanoTime();
+            drainCompletions(scheduler, sending);
+            closedNext = scheduler.closedNext(closedNext);
+            if (sending)
+            {
+                if (stopRequested || nowNs - stopSendingNs >= 0 || limitReached() ||
+                    (Mode.OPEN == settings.mode() && scheduler.exhausted()))
+                {
+                    sending = false;
+                    sendingEndedNs = nowNs;
+                }
+                else
+                {
+                    if (Mode.OPEN == settings.mode())
+                    {
+                        scheduler.feed(nowNs + LOOKAHEAD_NS);
+                    }
+                    scheduler.poll(nowNs);
+                }
+            }
+            if (nowNs - nextProgressNs >= 0)
+            {
+                final int second = (int)((nowNs - runStartNs) / 1_000_000_000L);
+                if (second >= inFlightSeries.length)
+                {
+                    inFlightSeries = java.util.Arrays.copyOf(inFlightSeries, second * 2 + 1);
+                }
+                if (second >= 0)
+                {
+                    inFlightSeries[second] = inFlight.get();
+                }
+                if (null != progress)
+                {
+                    progress.onProgress(nowNs - runStartNs, sent, completed.get(), failed.get(), inFlight.get(),
+                        Mode.OPEN == settings.mode() ? (0 == settings.maxRequests() ? planned :
+                        Math.min(planned, settings.maxRequests())) : settings.maxRequests());
+                }
+                nextProgressNs += TimeUnit.SECONDS.toNanos(1);
+            }
+            if (!sending)
+            {
+                if (0 == inFlight.get())
+                {
+                    break;
+                }
+                if (nowNs - sendingEndedNs > settings.drainTimeoutNs())
+                {
+                    client.abortAll();
+                    awaitAborted();
+                    break;
+                }
+            }
+            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, scheduler.nextDeadlineNs() - System.nanoTime())));
+        }
+        final long endNs = System.nanoTime();
+        dispatcher = null;
+        final RunRecorder total = new RunRecorder();
+        recorders.forEach(r -> r.mergeInto(total));
+        final int seconds = (int)Math.max(1, (endNs - runStartNs + 999_999_999L) / 1_000_000_000L);
+        return new RunResult(settings.label(), plan.description(), total,
+            java.util.Arrays.copyOf(inFlightSeries, Math.min(inFlightSeries.length, seconds)),
+            Math.max(1, endNs - Math.max(measuredFromNs, runStartNs)) / 1e9, sent, plan.notes());
+    }
+
+    private boolean limitReached()
+    {
+        return settings.maxRequests() > 0 && sent >= settings.maxRequests();
+    }
+
+    private void awaitAborted()
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (inFlight.get() > 0 && System.nanoTime() - deadlineNs < 0)
+        {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+    }
+
+    private void drainCompletions(final Scheduler scheduler, final boolean sending)
+    {
+        final boolean sendNext = sending && Mode.CLOSED == settings.mode();
+        Completion c;
+        while (null != (c = completions.poll()))
+        {
+            scheduler.onCompleted(c.planIndex(), c.endNs(), sendNext);
+        }
+        synchronized (overflow)
+        {
+            while (null != (c = overflow.poll()))
+            {
+                scheduler.onCompleted(c.planIndex(), c.endNs(), sendNext);
+            }
+        }
+    }
+
+    private void send(final PlannedRequest request, final long intendedNs)
+    {
+        final byte[] body = bodies.body(request).getBytes(StandardCharsets.UTF_8);
+        inFlight.incrementAndGet();
+        sent++;
+        client.submit(new Exchange(request.index(), intendedNs, bodies.path(), Unpooled.wrappedBuffer(body),
+            bodies.stream(), request.promptTokens(), this));
+    }
+
+    @Override
+    public void onWritten(final Exchange exchange, final long writtenNs)
+    {
+        recorder.get().onStarted(second(writtenNs), writtenNs - exchange.intendedNs(), isMeasured(exchange));
+    }
+
+    @Override
+    public void onTokenGap(final Exchange exchange, final long gapNs, final long tokens)
+    {
+        if (isMeasured(exchange))
+        {
+            recorder.get().onTokenGap(gapNs, tokens);
+        }
+    }
+
+    @Override
+    public void onFinished(final Exchange exchange, final long endNs, final String errorKind)
+    {
+        final RunRecorder r = recorder.get();
+        final boolean measured = isMeasured(exchange);
+        if (null == errorKind)
+        {
+            final long ttftNs = exchange.firstTokenNs() - exchange.intendedNs();
+            final long e2eNs = endNs - exchange.intendedNs();
+            r.onCompleted(second(endNs), ttftNs, e2eNs, exchange.promptTokens(), exchange.outputTokens(),
+                exchange.meanGapNs(), settings.slo().isMet(ttftNs, exchange.meanGapNs(), e2eNs,
+                exchange.outputTokens()), measured);
+            completed.incrementAndGet();
+        }
+        else
+        {
+            r.onFailed(second(endNs), errorKind, measured);
+            failed.incrementAndGet();
+        }
+        final Completion completion = new Completion(exchange.planIndex(), endNs);
+        if (!completions.offer(completion))
+        {
+            synchronized (overflow)
+            {
+                overflow.add(completion);
+            }
+        }
+        inFlight.decrementAndGet();
+        final Thread t = dispatcher;
+        if (null != t)
+        {
+            LockSupport.unpark(t);
+        }
+    }
+
+    private boolean isMeasured(final Exchange exchange)
+    {
+        return exchange.intendedNs() - measuredFromNs >= 0;
+    }
+
+    private int second(final long nanoTime)
+    {
+        return (int)Math.max(0, (nanoTime - runStartNs) / 1_000_000_000L);
+    }
+
+    /**
+     * The dispatcher's schedule: plan entries and session turns on a timer wheel. Dispatcher thread only.
+     */
+    private final class Scheduler implements DeadlineTimerWheel.TimerHandler
+    {
+        private final LoadPlan plan;
+        private final long startNs;
+        private final DeadlineTimerWheel wheel;
+        private final Long2LongHashMap planIndexByTimer = new Long2LongHashMap(-1);
+        private final boolean[] sessionBusy;
+        private final long[] sessionLastEndNs;
+        private final List<ArrayDeque<PlannedRequest>> sessionWaiting;
+        private int cursor;
+        private long nextDeadlineNs = Long.MAX_VALUE;
+        private int closedRequests;
+
+        Scheduler(final LoadPlan plan, final long startNs)
+        {
+            this.plan = plan;
+            this.startNs = startNs;
+            this.wheel = new DeadlineTimerWheel(TimeUnit.NANOSECONDS, startNs, TICK_NS, 1024);
+            this.sessionBusy = new boolean[plan.sessions()];
+            this.sessionLastEndNs = new long[plan.sessions()];
+            this.sessionWaiting = new java.util.ArrayList<>(java.util.Collections.nCopies(plan.sessions(),
+                (ArrayDeque<PlannedRequest>)null));
+        }
+
+        /**
+         * Schedule plan entries whose time comes before {@code horizonNs}.
+         */
+        void feed(final long horizonNs)
+        {
+            final List<PlannedRequest> requests = plan.requests();
+            while (cursor < requests.size() && startNs + requests.get(cursor).offsetNs() - horizonNs <= 0)
+            {
+                final PlannedRequest r = requests.get(cursor++);
+                final int s = r.session();
+                if (s >= 0 && sessionBusy[s])
+                {
+                    if (null == sessionWaiting.get(s))
+                    {
+                        sessionWaiting.set(s, new ArrayDeque<>());
+                    }
+                    sessionWaiting.get(s).add(r);
+                    continue;
+                }
+                if (s >= 0)
+                {
+                    sessionBusy[s] = true;
+                }
+                at(Math.max(startNs + r.offsetNs(), s >= 0 && r.turn() > 0 ?
+                    sessionLastEndNs[s] + r.thinkNs() : Long.MIN_VALUE), r.index());
+            }
+        }
+
+        void at(final long deadlineNs, final int planIndex)
+        {
+            planIndexByTimer.put(wheel.scheduleTimer(deadlineNs), planIndex);
+            nextDeadlineNs = Math.min(nextDeadlineNs, deadlineNs);
+        }
+
+        void poll(final long nowNs)
+        {
+            if (nowNs - nextDeadlineNs < 0)
+            {
+                return;
+            }
+            long tickBefore;
+            do
+            {
+                tickBefore = wheel.currentTickTime();
+                wheel.poll(nowNs, this, Integer.MAX_VALUE);
+            }
+            while (wheel.timerCount() > 0 && wheel.currentTickTime() != tickBefore &&
+                wheel.currentTickTime() - nowNs <= 0);
+            nextDeadlineNs = wheel.timerCount() > 0 ? nowNs + TICK_NS : Long.MAX_VALUE;
+        }
+
+        @Override
+        public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
+        {
+            if (limitReached())
+            {
+                planIndexByTimer.remove(timerId);
+                return true;
+            }
+            final int index = (int)planIndexByTimer.remove(timerId);
+            final PlannedRequest r = Mode.CLOSED == settings.mode() ? closedRequest(index) :
+                plan.requests().get(index);
+            send(r, wheel.deadline(timerId));
+            return true;
+        }
+
+        private PlannedRequest closedRequest(final int counter)
+        {
+            final PlannedRequest template = plan.requests().get(Math.floorMod(counter, plan.requests().size()));
+            return new PlannedRequest(counter, 0, template.promptTokens(), template.outputTokens(),
+                template.hashIds(), -1, 0, 0);
+        }
+
+        void onCompleted(final int planIndex, final long endNs, final boolean sendNextClosed)
+        {
+            if (Mode.CLOSED == settings.mode())
+            {
+                if (sendNextClosed)
+                {
+                    closedRequests++;
+                }
+                return;
+            }
+            final PlannedRequest r = plan.requests().get(planIndex);
+            final int s = r.session();
+            if (s < 0)
+            {
+                return;
+            }
+            sessionLastEndNs[s] = endNs;
+            final ArrayDeque<PlannedRequest> waiting = sessionWaiting.get(s);
+            final PlannedRequest nextTurn = null == waiting ? null : waiting.poll();
+            if (null == nextTurn)
+            {
+                sessionBusy[s] = false;
+                return;
+            }
+            at(Math.max(startNs + nextTurn.offsetNs(), endNs + nextTurn.thinkNs()), nextTurn.index());
+        }
+
+        /**
+         * Closed loop: schedule one new request for every completion seen since the last call.
+         */
+        int closedNext(final int next)
+        {
+            int n = next;
+            while (closedRequests > 0)
+            {
+                closedRequests--;
+                at(System.nanoTime(), n++);
+            }
+            return n;
+        }
+
+        boolean exhausted()
+        {
+            if (cursor < plan.requests().size() || wheel.timerCount() > 0)
+            {
+                return false;
+            }
+            for (final ArrayDeque<PlannedRequest> waiting : sessionWaiting)
+            {
+                if (null != waiting && !waiting.isEmpty())
+                {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        long nextDeadlineNs()
+        {
+            final List<PlannedRequest> requests = plan.requests();
+            final long nextFeedNs = Mode.OPEN == settings.mode() && cursor < requests.size() ?
+                startNs + requests.get(cursor).offsetNs() - LOOKAHEAD_NS : Long.MAX_VALUE;
+            return Math.min(nextDeadlineNs, nextFeedNs);
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package dev.tapedeck.load;
+
+import dev.tapedeck.latency.SeededRandom;
+
+/**
+ * Builds a planned request's prompt with exactly its token count, and with the prefix structure its hash ids imply:
+ * every block id stands for the same {@code blockSize} words wherever it appears (so two prompts that share their
+ * first k ids share their first k x blockSize tokens, and a prefix-caching server sees the hits the trace implies);
+ * tokens beyond the ids, and whole prompts without ids, are words unique to the request. With
+ * {@code cacheResistant}, every prompt starts with two words unique to its request instead, so no two prompts share
+ * a prefix.
+ * <p>
+ * Deterministic for a seed. Not thread safe (one scratch random); use one per thread.
+ */
+public final class PromptFactory
+{
+    private final PromptWords words;
+    private final long seed;
+    private final int blockSize;
+    private final boolean cacheResistant;
+    private final SeededRandom random = new SeededRandom(0);
+
+    /**
+     * @param words single-token words of the server's tokenizer.
+     * @param seed the run's seed.
+     * @param blockSize tokens per hash id (0 when the plan has none).
+     * @param cacheResistant true to give every prompt a unique start.
+     */
+    public PromptFactory(final PromptWords words, final long seed, final int blockSize, final boolean cacheResistant)
+    {
+        this.words = words;
+        this.seed = seed;
+        this.blockSize = blockSize;
+        this.cacheResistant = cacheResistant;
+    }
+
+    /**
+     * Append the prompt as text: one leading-space word per token.
+     *
+     * @param request the request.
+     * @param out where to append.
+     */
+    public void appendText(final PlannedRequest request, final StringBuilder out)
+    {
+        final int total = request.promptTokens();
+        int position = 0;
+        if (cacheResistant)
+        {
+            position = appendUnique(request.index(), out, null, position, total);
+        }
+        position = appendBlocks(request, out, null, position, total);
+        fillUnique(request.index(), out, null, position, total);
+    }
+
+    /**
+     * Append the prompt as a JSON array of token ids ({@code [12,99,...]}), for completions endpoints that take ids.
+     *
+     * @param request the request.
+     * @param out where to append.
+     */
+    public void appendTokenIds(final PlannedRequest request, final StringBuilder out)
+    {
+        final int total = request.promptTokens();
+        out.append('[');
+        int position = 0;
+        if (cacheResistant)
+        {
+            position = appendUnique(request.index(), null, out, position, total);
+        }
+        position = appendBlocks(request, null, out, position, total);
+        fillUnique(request.index(), null, out, position, total);
+        out.append(']');
+    }
+
+    private int appendUnique(final int index, final StringBuilder text, final StringBuilder ids, final int position,
+        final int total)
+    {
+        // two words from the request index: unique for size^2 requests (millions)
+        final int size = words.size();
+        int p = position;
+        if (p < total)
+        {
+            append(Math.floorMod(index, size), text, ids, p++);
+        }
+        if (p < total)
+        {
+            append(Math.floorMod(index / size + 7919 * (index % 13), size), text, ids, p++);
+        }
+        return p;
+    }
+
+    private int appendBlocks(final PlannedRequest request, final StringBuilder text, final StringBuilder ids,
+        final int position, final int total)
+    {
+        final long[] hashIds = request.hashIds();
+        if (null == hashIds || blockSize <= 0)
+        {
+            return position;
+        }
+        int p = position;
+        for (int block = 0; block < hashIds.length && p < total; block++)
+        {
+            random.reseed(SeededRandom.mix(seed, hashIds[block] * 0x9E3779B97F4A7C15L + 1));
+            for (int i = 0; i < blockSize && p < total; i++)
+            {
+                append(random.nextInt(words.size()), text, ids, p++);
+            }
+        }
+        return p;
+    }
+
+    private void fillUnique(final int index, final StringBuilder text, final StringBuilder ids, final int position,
+        final int total)
+    {
+        random.reseed(SeededRandom.mix(seed ^ 0x5DEECE66DL, index));
+        for (int p = position; p < total; p++)
+        {
+            append(random.nextInt(words.size()), text, ids, p);
+        }
+    }
+
+    private void append(final int word, final StringBuilder text, final StringBuilder ids, final int position)
+    {
+        if (null != text)
+        {
+            text.append(words.word(word));
+        }
+        else
+        {
+            if (position > 0)
+            {
+                ids.append(',');
+            }
+            ids.append(words.tokenId(word));
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package dev.tapedeck.load;
+
+/**
+ * JSON bodies of OpenAI requests for a planned request: {@code /v1/completions} (text or token-id prompt) or
+ * {@code /v1/chat/completions} (one user message), streaming with {@code stream_options.include_usage} so the server
+ * reports token counts, {@code max_tokens} when the plan fixes the output length, and {@code ignore_eos} on request
+ * (vLLM and SGLang honour it, so the output length is exact). Not thread safe (one builder and prompt factory per
+ * thread).
+ */
+public final class RequestBodies
+{
+    /** Which OpenAI endpoint. */
+    public enum Endpoint
+    {
+        /** {@code /v1/completions}. */
+        COMPLETIONS("/v1/completions"),
+        /** {@code /v1/chat/completions}. */
+        CHAT("/v1/chat/completions");
+
+        private final String path;
+
+        Endpoint(final String path)
+        {
+            this.path = path;
+        }
+
+        /**
+         * @return the request path.
+         */
+        public String path()
+        {
+            return path;
+        }
+    }
+
+    private final Endpoint endpoint;
+    private final String model;
+    private final boolean stream;
+    private final boolean ignoreEos;
+    private final boolean tokenIdPrompts;
+    private final boolean continuousUsage;
+    private final PromptFactory prompts;
+    private final StringBuilder body = new StringBuilder(16 * 1024);
+
+    /**
+     * @param endpoint which endpoint.
+     * @param model the model name to send.
+     * @param stream true for streaming requests.
+     * @param ignoreEos true to send {@code ignore_eos: true}.
+     * @param tokenIdPrompts true to send completions prompts as token ids.
+     * @param continuousUsage true to ask for usage in every chunk (tokens per chunk, for per-token ITL).
+     * @param prompts builds the prompts.
+     */
+    public RequestBodies(final Endpoint endpoint, final String model, final boolean stream, final boolean ignoreEos,
+        final boolean tokenIdPrompts, final boolean continuousUsage, final PromptFactory prompts)
+    {
+        if (tokenIdPrompts && Endpoint.CHAT == endpoint)
+        {
+            throw new IllegalArgumentException("--prompt-format tokens needs --endpoint completions");
+        }
+        this.endpoint = endpoint;
+        this.model = model;
+        this.stream = stream;
+        this.ignoreEos = ignoreEos;
+        this.tokenIdPrompts = tokenIdPrompts;
+        this.continuousUsage = continuousUsage;
+        this.prompts = prompts;
+    }
+
+    /**
+     * @param request the planned request.
+     * @return its JSON body.
+     */
+    public String body(final PlannedRequest request)
+    {
+        body.setLength(0);
+        body.append("{\"model\":");
+        appendJsonString(model);
+        if (Endpoint.CHAT == endpoint)
+        {
+            body.append(",\"messages\":[{\"role\":\"user\",\"content\":\"");
+            prompts.appendText(request, body);
+            body.append("\"}]");
+        }
+        else if (tokenIdPrompts)
+        {
+            body.append(",\"prompt\":");
+            prompts.appendTokenIds(request, body);
+        }
+        else
+        {
+            body.append(",\"prompt\":\"");
+            prompts.appendText(request, body);
+            body.append('"');
+        }
+        if (request.outputTokens() > 0)
+        {
+            body.append(",\"max_tokens\":").append(request.outputTokens());
+        }
+        if (ignoreEos)
+        {
+            body.append(",\"ignore_eos\":true");
+        }
+        if (stream)
+        {
+            body.append(",\"stream\":true,\"stream_options\":{\"include_usage\":true");
+            body.append(continuousUsage ? ",\"continuous_usage_stats\":true}" : "}");
+        }
+        body.append('}');
+        return body.toString();
+    }
+
+    /**
+     * @return the endpoint's path.
+     */
+    public String path()
+    {
+        return endpoint.path();
+    }
+
+    /**
+     * @return true for streaming requests.
+     */
+    public boolean stream()
+    {
+        return stream;
+    }
+
+    private void appendJsonString(final String value)
+    {
+        body.append('"');
+        for (int i = 0; i < value.length(); i++)
+        {
+            final char c = value.charAt(i);
+            if ('"' == c || '\\' == c)
+            {
+                body.append('\\').append(c);
+            }
+            else if (c < 0x20)
+            {
+                body.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int)c));
+            }
+            else
+            {
+                body.append(c);
+            }
+        }
+        body.append('"');
+    }
+}

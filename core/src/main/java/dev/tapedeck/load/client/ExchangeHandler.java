@@ -1,0 +1,349 @@
+package dev.tapedeck.load.client;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.concurrent.ScheduledFuture;
+
+/**
+ * The client side of one keep-alive connection: runs one exchange at a time, reads its response (SSE events line by
+ * line for streams, the whole JSON body otherwise), times every token-bearing event, and returns the connection to
+ * its lane when the response ended cleanly. Anything else (an error status, a malformed event, a reset, a stall past
+ * the timeout) ends the exchange with an error kind and closes the connection.
+ * <p>
+ * Confined to the connection's event loop.
+ */
+final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
+{
+    private static final int MAX_LINE_BYTES = 8 * 1024 * 1024;
+    private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+    private final Lane lane;
+    private final long timeoutNs;
+    private ChannelHandlerContext ctx;
+    private Exchange exchange;
+    private ScheduledFuture<?> timeout;
+    private ByteBuf pending;
+    private int status;
+    private boolean keepAlive;
+    private boolean sse;
+
+    ExchangeHandler(final Lane lane, final long timeoutNs)
+    {
+        this.lane = lane;
+        this.timeoutNs = timeoutNs;
+    }
+
+    @Override
+    public void handlerAdded(final ChannelHandlerContext context)
+    {
+        ctx = context;
+        pending = context.alloc().heapBuffer(1024);
+    }
+
+    @Override
+    public void handlerRemoved(final ChannelHandlerContext context)
+    {
+        pending.release();
+    }
+
+    /**
+     * Send an exchange on this (idle, active) connection.
+     */
+    void start(final Exchange next)
+    {
+        exchange = next;
+        status = 0;
+        sse = false;
+        pending.clear();
+        timeout = ctx.executor().schedule(this::onTimeout, timeoutNs, TimeUnit.NANOSECONDS);
+        final long writtenNs = System.nanoTime();
+        next.writtenNs = writtenNs;
+        next.listener.onWritten(next, writtenNs);
+        ctx.writeAndFlush(lane.request(next)).addListener(f ->
+        {
+            if (!f.isSuccess())
+            {
+                fail(errorKind(f.cause()));
+            }
+        });
+    }
+
+    boolean isIdle()
+    {
+        return null == exchange && ctx.channel().isActive();
+    }
+
+    /**
+     * Close the connection; a running exchange ends as {@code incomplete}.
+     */
+    void close()
+    {
+        if (null != exchange)
+        {
+            fail("incomplete");
+        }
+        ctx.close();
+    }
+
+    @Override
+    protected void channelRead0(final ChannelHandlerContext context, final HttpObject msg)
+    {
+        if (null == exchange)
+        {
+            return; // a response after the exchange ended (e.g. after a timeout): the connection is closing
+        }
+        final DecoderResult result = msg.decoderResult();
+        if (result.isFailure())
+        {
+            fail("malformed_http");
+            return;
+        }
+        if (msg instanceof HttpResponse response)
+        {
+            status = response.status().code();
+            keepAlive = HttpUtil.isKeepAlive(response);
+            final String type = response.headers().get("content-type");
+            sse = null != type && type.startsWith("text/event-stream");
+        }
+        if (msg instanceof HttpContent content)
+        {
+            onContent(content.content());
+            if (null != exchange && msg instanceof LastHttpContent)
+            {
+                onEnd();
+            }
+        }
+    }
+
+    private void onContent(final ByteBuf bytes)
+    {
+        if (200 != status || !sse)
+        {
+            if (pending.readableBytes() + bytes.readableBytes() > MAX_BODY_BYTES)
+            {
+                fail("body_too_large");
+                return;
+            }
+            pending.writeBytes(bytes);
+            return;
+        }
+        final long nowNs = System.nanoTime();
+        while (bytes.isReadable() && null != exchange)
+        {
+            final int newline = bytes.indexOf(bytes.readerIndex(), bytes.writerIndex(), (byte)'\n');
+            if (newline < 0)
+            {
+                if (pending.readableBytes() + bytes.readableBytes() > MAX_LINE_BYTES)
+                {
+                    fail("malformed_sse");
+                    return;
+                }
+                pending.writeBytes(bytes);
+                return;
+            }
+            if (pending.isReadable())
+            {
+                pending.writeBytes(bytes, bytes.readerIndex(), newline - bytes.readerIndex());
+                onLine(pending, pending.readerIndex(), pending.writerIndex(), nowNs);
+                pending.clear();
+            }
+            else
+            {
+                onLine(bytes, bytes.readerIndex(), newline, nowNs);
+            }
+            bytes.readerIndex(newline + 1);
+        }
+    }
+
+    private void onLine(final ByteBuf buf, final int from, final int toExclusive, final long nowNs)
+    {
+        int to = toExclusive;
+        if (to > from && '\r' == buf.getByte(to - 1))
+        {
+            to--;
+        }
+        if (to == from || ':' == buf.getByte(from))
+        {
+            return; // event separator or comment
+        }
+        if (to - from < 5 || !startsWith(buf, from, "data:"))
+        {
+            return; // event:, id:, retry: fields carry nothing we time
+        }
+        int start = from + 5;
+        if (start < to && ' ' == buf.getByte(start))
+        {
+            start++;
+        }
+        if (exchange.done)
+        {
+            fail("malformed_sse"); // data after [DONE]
+            return;
+        }
+        if (to - start == 6 && startsWith(buf, start, "[DONE]"))
+        {
+            exchange.done = true;
+            return;
+        }
+        if ('{' != buf.getByte(start) || '}' != buf.getByte(to - 1))
+        {
+            fail("malformed_sse");
+            return;
+        }
+        if (ResponseScanner.isError(buf, start, to))
+        {
+            fail("stream_error");
+            return;
+        }
+        final long completionBefore = exchange.usageCompletionTokens;
+        ResponseScanner.readUsage(buf, start, to, exchange);
+        if (ResponseScanner.carriesText(buf, start, to))
+        {
+            // continuous usage stats give the cumulative count with every chunk: the difference is this chunk's
+            final long tokens = exchange.usageCompletionTokens > completionBefore && completionBefore >= 0 ?
+                exchange.usageCompletionTokens - completionBefore : exchange.usageCompletionTokens > 0 &&
+                completionBefore < 0 ? exchange.usageCompletionTokens : 1;
+            exchange.onTokenChunk(nowNs, tokens);
+        }
+    }
+
+    private void onEnd()
+    {
+        final Exchange ended = exchange;
+        if (200 != status)
+        {
+            fail("http_" + status);
+            return;
+        }
+        if (sse)
+        {
+            if (pending.isReadable())
+            {
+                onLine(pending, pending.readerIndex(), pending.writerIndex(), System.nanoTime());
+                pending.clear();
+                if (null == exchange)
+                {
+                    return;
+                }
+            }
+            if (!ended.done)
+            {
+                fail("incomplete");
+                return;
+            }
+        }
+        else
+        {
+            final int from = pending.readerIndex();
+            final int to = pending.writerIndex();
+            if (to - from < 2 || '{' != pending.getByte(from) || ResponseScanner.isError(pending, from, to))
+            {
+                fail("malformed_json");
+                return;
+            }
+            ResponseScanner.readUsage(pending, from, to, ended);
+            ended.firstTokenNs = System.nanoTime();
+            ended.tokenChunks = 1;
+            ended.tokensSeen = Math.max(0, ended.usageCompletionTokens);
+        }
+        finish(null, keepAlive);
+    }
+
+    private void onTimeout()
+    {
+        if (null != exchange)
+        {
+            fail("timeout");
+        }
+    }
+
+    @Override
+    public void channelActive(final ChannelHandlerContext context)
+    {
+        lane.onOpened(this);
+        context.fireChannelActive();
+    }
+
+    @Override
+    public void channelInactive(final ChannelHandlerContext context)
+    {
+        if (null != exchange)
+        {
+            fail(0 == status ? "connection_closed" : "connection_reset");
+        }
+        lane.onClosed(this);
+    }
+
+    @Override
+    public void exceptionCaught(final ChannelHandlerContext context, final Throwable cause)
+    {
+        if (null != exchange)
+        {
+            fail(errorKind(cause));
+        }
+        context.close();
+    }
+
+    private void fail(final String kind)
+    {
+        finish(kind, false);
+    }
+
+    private void finish(final String errorKind, final boolean reuse)
+    {
+        final Exchange ended = exchange;
+        exchange = null;
+        if (null != timeout)
+        {
+            timeout.cancel(false);
+            timeout = null;
+        }
+        pending.clear();
+        ended.finished = true;
+        ended.listener.onFinished(ended, System.nanoTime(), errorKind);
+        if (reuse && ctx.channel().isActive())
+        {
+            lane.release(this);
+        }
+        else
+        {
+            ctx.close();
+        }
+    }
+
+    private static String errorKind(final Throwable cause)
+    {
+        if (cause instanceof IOException && null != cause.getMessage() &&
+            cause.getMessage().toLowerCase(java.util.Locale.ROOT).contains("reset"))
+        {
+            return "connection_reset";
+        }
+        return cause instanceof IOException ? "connection_error" : "client_error";
+    }
+
+    private static boolean startsWith(final ByteBuf buf, final int from, final String ascii)
+    {
+        if (buf.writerIndex() - from < ascii.length())
+        {
+            return false;
+        }
+        for (int i = 0; i < ascii.length(); i++)
+        {
+            if (ascii.charAt(i) != buf.getByte(from + i))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,162 @@
+package dev.tapedeck.load.client;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.Map;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpVersion;
+
+/**
+ * One client event loop and its keep-alive connections: exchanges submitted to the lane run on idle connections
+ * (most recently used first) or on new ones. Everything but {@link #submit} runs on the lane's event loop.
+ */
+final class Lane
+{
+    private final EventLoop loop;
+    private final Bootstrap bootstrap;
+    private final InetSocketAddress address;
+    private final String hostHeader;
+    private final Map<String, String> headers;
+    private final ArrayDeque<ExchangeHandler> idle = new ArrayDeque<>();
+    private final java.util.Set<ExchangeHandler> open = new java.util.HashSet<>();
+    private int connections;
+    private boolean closing;
+
+    Lane(final EventLoop loop, final Bootstrap template, final InetSocketAddress address, final String hostHeader,
+        final Map<String, String> headers, final long timeoutNs)
+    {
+        this.loop = loop;
+        this.address = address;
+        this.hostHeader = hostHeader;
+        this.headers = headers;
+        this.bootstrap = template.clone(loop).handler(new ChannelInitializer<SocketChannel>()
+        {
+            @Override
+            protected void initChannel(final SocketChannel channel)
+            {
+                channel.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 1 << 20),
+                    new ExchangeHandler(Lane.this, timeoutNs));
+            }
+        });
+    }
+
+    /**
+     * Run an exchange on this lane (any thread).
+     */
+    void submit(final Exchange exchange)
+    {
+        loop.execute(() -> start(exchange));
+    }
+
+    private void start(final Exchange exchange)
+    {
+        if (closing)
+        {
+            exchange.body.release();
+            exchange.listener.onFinished(exchange, System.nanoTime(), "incomplete");
+            return;
+        }
+        ExchangeHandler handler;
+        while (null != (handler = idle.pollFirst()))
+        {
+            if (handler.isIdle())
+            {
+                handler.start(exchange);
+                return;
+            }
+        }
+        connections++;
+        bootstrap.connect(address).addListener(f ->
+        {
+            if (f.isSuccess())
+            {
+                final Channel channel = ((io.netty.channel.ChannelFuture)f).channel();
+                channel.pipeline().get(ExchangeHandler.class).start(exchange);
+            }
+            else
+            {
+                connections--;
+                exchange.body.release();
+                exchange.listener.onFinished(exchange, System.nanoTime(), "connect_failed");
+            }
+        });
+    }
+
+    FullHttpRequest request(final Exchange exchange)
+    {
+        final FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST,
+            exchange.path, exchange.body);
+        final HttpHeaders h = request.headers();
+        h.set(HttpHeaderNames.HOST, hostHeader);
+        h.set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+        h.setInt(HttpHeaderNames.CONTENT_LENGTH, exchange.body.readableBytes());
+        if (exchange.stream)
+        {
+            h.set(HttpHeaderNames.ACCEPT, "text/event-stream");
+        }
+        headers.forEach(h::set);
+        return request;
+    }
+
+    void release(final ExchangeHandler handler)
+    {
+        if (closing)
+        {
+            return;
+        }
+        idle.addFirst(handler);
+    }
+
+    void onOpened(final ExchangeHandler handler)
+    {
+        open.add(handler);
+    }
+
+    void onClosed(final ExchangeHandler handler)
+    {
+        connections--;
+        idle.remove(handler);
+        open.remove(handler);
+    }
+
+    /**
+     * @return open connections (read on the lane's loop).
+     */
+    int connections()
+    {
+        return connections;
+    }
+
+    /**
+     * Stop taking exchanges and close every connection; running exchanges end as {@code incomplete}.
+     */
+    void closeAll()
+    {
+        loop.execute(() ->
+        {
+            closing = true;
+            idle.clear();
+            for (final ExchangeHandler handler : java.util.List.copyOf(open))
+            {
+                handler.close();
+            }
+        });
+    }
+
+    EventLoop loop()
+    {
+        return loop;
+    }
+}

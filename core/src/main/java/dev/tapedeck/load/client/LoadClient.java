@@ -1,0 +1,86 @@
+package dev.tapedeck.load.client;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+
+import dev.tapedeck.net.Transport;
+
+/**
+ * The load generator's HTTP/1.1 client: a few event loops ("lanes"), each with its own keep-alive connections to one
+ * server, running streaming and non-streaming OpenAI requests ({@link Exchange}) and timing every token-bearing
+ * event. A connection carries one exchange at a time (no pipelining), so N concurrent streams use N connections.
+ * <p>
+ * {@link #submit} is thread safe (exchanges are spread over the lanes round robin); everything else about an
+ * exchange happens on its lane's event loop.
+ */
+public final class LoadClient implements AutoCloseable
+{
+    private final EventLoopGroup group;
+    private final List<Lane> lanes = new ArrayList<>();
+    private final AtomicInteger next = new AtomicInteger();
+
+    /**
+     * @param baseUrl {@code http://host:port} (a path prefix is allowed and ignored here; paths are absolute).
+     * @param threads event loops.
+     * @param headers extra headers on every request (API key, custom), in order.
+     * @param timeoutNs longest an exchange may take before it fails as {@code timeout}.
+     * @param transport Netty transport.
+     */
+    public LoadClient(final URI baseUrl, final int threads, final Map<String, String> headers, final long timeoutNs,
+        final Transport transport)
+    {
+        if (!"http".equals(baseUrl.getScheme()) || null == baseUrl.getHost())
+        {
+            throw new IllegalArgumentException("--url must be http://host[:port], got " + baseUrl);
+        }
+        final int port = -1 == baseUrl.getPort() ? 80 : baseUrl.getPort();
+        final InetSocketAddress address = new InetSocketAddress(baseUrl.getHost(), port);
+        final String hostHeader = baseUrl.getHost() + (-1 == baseUrl.getPort() ? "" : ":" + port);
+        group = new MultiThreadIoEventLoopGroup(threads, transport.ioHandlerFactory());
+        final Bootstrap template = new Bootstrap().group(group).channel(transport.socketChannel())
+            .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
+                (int)Math.min(30_000, TimeUnit.NANOSECONDS.toMillis(timeoutNs)));
+        final Map<String, String> fixed = new LinkedHashMap<>(headers);
+        for (int i = 0; i < threads; i++)
+        {
+            lanes.add(new Lane(group.next(), template, address, hostHeader, fixed, timeoutNs));
+        }
+    }
+
+    /**
+     * Send an exchange (any thread).
+     *
+     * @param exchange the exchange.
+     */
+    public void submit(final Exchange exchange)
+    {
+        lanes.get(Math.floorMod(next.getAndIncrement(), lanes.size())).submit(exchange);
+    }
+
+    /**
+     * Close every connection; exchanges still running end as {@code incomplete}.
+     */
+    public void abortAll()
+    {
+        lanes.forEach(Lane::closeAll);
+    }
+
+    @Override
+    public void close()
+    {
+        abortAll();
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

@@ -1,0 +1,138 @@
+package dev.tapedeck.load.client;
+
+import java.nio.charset.StandardCharsets;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Reads what a load test needs from OpenAI-style response bytes without building JSON trees: whether an SSE event
+ * carries generated text, and the {@code usage} token counts. Works on vLLM's, SGLang's and tapedeck's chunks
+ * ({@code "text"} for completions, {@code "content"} / {@code "reasoning_content"} / {@code "reasoning"} for chat).
+ * Stateless; thread safe.
+ */
+final class ResponseScanner
+{
+    private static final byte[][] TEXT_FIELDS = {
+        ascii("\"text\":\""), ascii("\"content\":\""), ascii("\"reasoning_content\":\""), ascii("\"reasoning\":\""),
+        ascii("\"text\": \""), ascii("\"content\": \""), ascii("\"reasoning_content\": \""), ascii("\"reasoning\": \""),
+    };
+    private static final byte[] USAGE = ascii("\"usage\":");
+    private static final byte[] PROMPT_TOKENS = ascii("\"prompt_tokens\":");
+    private static final byte[] COMPLETION_TOKENS = ascii("\"completion_tokens\":");
+    private static final byte[] ERROR = ascii("\"error\":");
+    private static final byte[] CHOICES = ascii("\"choices\":");
+    private static final byte[] OBJECT = ascii("\"object\":");
+
+    private ResponseScanner()
+    {
+    }
+
+    /**
+     * @param buf the event's JSON.
+     * @param from first byte.
+     * @param to one past the last byte.
+     * @return true when some choice carries non-empty text.
+     */
+    static boolean carriesText(final ByteBuf buf, final int from, final int to)
+    {
+        for (final byte[] field : TEXT_FIELDS)
+        {
+            int at = indexOf(buf, from, to, field);
+            while (at >= 0)
+            {
+                final int value = at + field.length;
+                if (value < to && '"' != buf.getByte(value))
+                {
+                    return true;
+                }
+                at = indexOf(buf, value, to, field);
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @return true when the JSON has a top-level-looking {@code "error":} and no {@code "choices"} or
+     *     {@code "object"} (an error event or body).
+     */
+    static boolean isError(final ByteBuf buf, final int from, final int to)
+    {
+        return indexOf(buf, from, to, ERROR) >= 0 && indexOf(buf, from, to, CHOICES) < 0 &&
+            indexOf(buf, from, to, OBJECT) < 0;
+    }
+
+    /**
+     * Read {@code usage.prompt_tokens} and {@code usage.completion_tokens} into the exchange when present and not
+     * null.
+     */
+    static void readUsage(final ByteBuf buf, final int from, final int to, final Exchange exchange)
+    {
+        final int usage = indexOf(buf, from, to, USAGE);
+        if (usage < 0)
+        {
+            return;
+        }
+        final long prompt = numberAfter(buf, usage, to, PROMPT_TOKENS);
+        final long completion = numberAfter(buf, usage, to, COMPLETION_TOKENS);
+        if (prompt >= 0)
+        {
+            exchange.usagePromptTokens = prompt;
+        }
+        if (completion >= 0)
+        {
+            exchange.usageCompletionTokens = completion;
+        }
+    }
+
+    private static long numberAfter(final ByteBuf buf, final int from, final int to, final byte[] field)
+    {
+        final int at = indexOf(buf, from, to, field);
+        if (at < 0)
+        {
+            return -1;
+        }
+        int i = at + field.length;
+        while (i < to && ' ' == buf.getByte(i))
+        {
+            i++;
+        }
+        long value = -1;
+        while (i < to)
+        {
+            final byte b = buf.getByte(i++);
+            if (b < '0' || b > '9')
+            {
+                break;
+            }
+            value = (value < 0 ? 0 : value * 10) + (b - '0');
+        }
+        return value;
+    }
+
+    static int indexOf(final ByteBuf buf, final int from, final int to, final byte[] needle)
+    {
+        final byte first = needle[0];
+        final int last = to - needle.length;
+        for (int i = from; i <= last; i++)
+        {
+            if (first == buf.getByte(i))
+            {
+                boolean match = true;
+                for (int j = 1; j < needle.length && match; j++)
+                {
+                    match = needle[j] == buf.getByte(i + j);
+                }
+                if (match)
+                {
+                    return i;
+                }
+            }
+        }
+        return -1;
+    }
+
+    private static byte[] ascii(final String text)
+    {
+        return text.getBytes(StandardCharsets.US_ASCII);
+    }
+}

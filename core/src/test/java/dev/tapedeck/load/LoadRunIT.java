@@ -1,0 +1,92 @@
+package dev.tapedeck.load;
+
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import dev.tapedeck.http.TestServer;
+import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.load.client.LoadClient;
+import dev.tapedeck.net.Transport;
+import dev.tapedeck.workload.Workload;
+import dev.tapedeck.workload.WorkloadRequest;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The load generator against a real {@code serve} over loopback: open loop at planned times, closed loop, exact
+ * prompt lengths, token counts from the server's usage, latencies measured from the intended send time.
+ */
+@Timeout(120)
+class LoadRunIT
+{
+    private static RunResult run(final TestServer server, final LoadRun.Settings settings, final boolean stream,
+        final RequestBodies.Endpoint endpoint)
+    {
+        final PromptWords words = PromptWords.of(TestServer.tokenizer());
+        final RequestBodies bodies = new RequestBodies(endpoint, TestServer.MODEL, stream, true, false, true,
+            new PromptFactory(words, 7, settings.plan().blockSize(), false));
+        try (LoadClient client = new LoadClient(URI.create("http://127.0.0.1:" + server.ports.get(0)), 1, Map.of(),
+            TimeUnit.SECONDS.toNanos(30), Transport.select("auto")))
+        {
+            return new LoadRun(settings, client, bodies).run(null);
+        }
+    }
+
+    @Test
+    void shouldReplayAWorkloadOpenLoopWithExactPromptAndOutputLengths() throws Exception
+    {
+        final List<WorkloadRequest> requests = new java.util.ArrayList<>();
+        for (int i = 0; i < 40; i++)
+        {
+            requests.add(WorkloadRequest.of(i * 25.0, 100 + i, 8));
+        }
+        final LoadPlan plan = LoadPlan.fromWorkload(new Workload("test", 0, requests, List.of()), 1.0, 0, 0, null);
+        // 20 ms steps: the engine never falls behind, so every token gets its own chunk
+        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+            new StepCoefficients("slow", 20_000, 0, 0, 0, 0, "test")))))
+        {
+            final RunResult result = run(server, new LoadRun.Settings(plan, LoadRun.Mode.OPEN, 0, 0, 0, 0,
+                TimeUnit.SECONDS.toNanos(30), Slo.NONE, "run"), true, RequestBodies.Endpoint.COMPLETIONS);
+            final RunRecorder r = result.recorder();
+            assertEquals(40, r.completed, r.errors.toString());
+            assertEquals(0, r.failed);
+            long expectedPrompt = 0;
+            for (int i = 0; i < 40; i++)
+            {
+                expectedPrompt += 100 + i;
+            }
+            assertEquals(expectedPrompt, r.promptTokens, "the server counted exactly the planned prompt tokens");
+            assertEquals(40 * 8, r.outputTokens);
+            assertEquals(40, r.ttftNs.getTotalCount());
+            assertEquals(40 * 7, r.itlNs.getTotalCount(), "one gap per token after the first");
+            assertTrue(r.dispatchLatenessNs.getValueAtPercentile(99) < TimeUnit.MILLISECONDS.toNanos(20),
+                "sends happen near their planned time: p99 " + r.dispatchLatenessNs.getValueAtPercentile(99));
+            assertTrue(result.measuredSeconds() >= 0.9, "the plan spans about a second: " + result.measuredSeconds());
+        }
+    }
+
+    @Test
+    void shouldKeepTheConcurrencyInClosedLoop() throws Exception
+    {
+        final LoadPlan plan = LoadPlan.pool(64, LengthDistribution.parse("20..60"), LengthDistribution.parse("5"), 1);
+        try (TestServer server = TestServer.start())
+        {
+            final RunResult result = run(server, new LoadRun.Settings(plan, LoadRun.Mode.CLOSED, 8, 100, 0, 0,
+                TimeUnit.SECONDS.toNanos(30), Slo.parse("ttft_ms=60000"), "concurrency=8"), false,
+                RequestBodies.Endpoint.CHAT);
+            final RunRecorder r = result.recorder();
+            assertEquals(100, result.sent());
+            assertEquals(100, r.completed, r.errors.toString());
+            assertEquals(100 * 5, r.outputTokens);
+            assertEquals(100, r.goodRequests, "every request meets a 60 s TTFT");
+            assertEquals(0, r.itlNs.getTotalCount(), "non-streaming responses have no token gaps");
+        }
+    }
+}
