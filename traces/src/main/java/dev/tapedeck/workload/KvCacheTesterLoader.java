@@ -79,7 +79,7 @@ final class KvCacheTesterLoader
         }
         if (subagents > 0)
         {
-            builder.note(subagents + " sub-agents, each its own session");
+            builder.note(subagents + (1 == subagents ? " sub-agent" : " sub-agents") + ", each its own session");
         }
         floorRule.addTo(builder.notes());
         noBlockSize.addTo(builder.notes());

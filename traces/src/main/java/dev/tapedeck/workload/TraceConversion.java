@@ -1,7 +1,9 @@
 package dev.tapedeck.workload;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
 
 /**
@@ -16,7 +18,8 @@ import java.util.List;
  *   <li>a {@code vllm bench serve --save-detailed} result: {@code ttft_ms}, per-chunk {@code itl_ms}, and when
  *       {@code start_times} exist {@code arrival_ms} and {@code concurrency}, meta {@code source: vllm-bench}.</li>
  * </ul>
- * Stateless; thread safe.
+ * The trace is written next to {@code out} under a temporary name and moved into place once complete, so a source
+ * that turns out malformed halfway leaves no partial trace behind. Stateless; thread safe.
  */
 public final class TraceConversion
 {
@@ -54,12 +57,22 @@ public final class TraceConversion
     public static Result toTrace(final Path in, final WorkloadFormat format, final String model, final Path out)
         throws IOException
     {
-        return switch (format)
+        if (!format.hasResults())
         {
-            case GUIDELLM -> GuidellmReport.read(in).writeTrace(out, model);
-            case VLLM_BENCH -> VllmBenchResult.read(in).writeTrace(out, model);
-            default -> throw new IllegalArgumentException(format + " has no measured results (TTFT, ITL) to make a " +
-                "trace of: convert it to a workload; only guidellm and vllm-bench convert to traces");
-        };
+            throw new IllegalArgumentException(format + " has no measured results (TTFT, ITL) to make a trace of: " +
+                "convert it to a workload; only guidellm and vllm-bench convert to traces");
+        }
+        final Path partial = out.toAbsolutePath().resolveSibling(".partial-" + out.getFileName());
+        try
+        {
+            final Result result = WorkloadFormat.GUIDELLM == format ? GuidellmReport.read(in).writeTrace(partial,
+                model) : VllmBenchResult.read(in).writeTrace(partial, model);
+            Files.move(partial, out, StandardCopyOption.REPLACE_EXISTING);
+            return result;
+        }
+        finally
+        {
+            Files.deleteIfExists(partial);
+        }
     }
 }

@@ -187,7 +187,7 @@ class RealWorkloadsTest
         assertEquals(1500.0, workload.requests().get(2).thinkMs());
         assertTrue(Double.isNaN(workload.requests().get(1).thinkMs()), "no think_time: unknown");
         assertEquals(2, workload.sessionCount());
-        assertTrue(workload.notes().stream().anyMatch(note -> note.contains("1 sub-agents")),
+        assertTrue(workload.notes().stream().anyMatch(note -> note.contains("1 sub-agent, each its own session")),
             workload.notes()::toString);
         assertTrue(workload.notes().stream().noneMatch(note -> note.contains("block rule")),
             workload.notes()::toString);

@@ -79,6 +79,35 @@ class ResultSourcesTest
     }
 
     @Test
+    void shouldReadAnOldGuidellmLayoutAndNoteAnUnknownStrategy() throws IOException
+    {
+        final Path report = dir.resolve("old-guidellm.json");
+        Files.writeString(report, "{\"benchmarks\":[{\"config\":{\"strategy\":{\"type_\":\"constant\"," +
+            "\"rate\":2}},\n\"requests\":{\"successful\":[\n" +
+            "{\"prompt\":\"long text\",\"prompt_tokens\":10,\"output_tokens\":5,\"start_time\":100.0," +
+            "\"first_token_time\":100.25,\"last_token_time\":101.25},\n" +
+            "{\"prompt_tokens\":12,\"output_tokens\":1,\"start_time\":100.5,\"first_token_time\":100.625}],\n" +
+            "\"errored\":[{\"prompt_tokens\":1}],\"incomplete\":[]}}]}\n");
+        final Path out = dir.resolve("old.trace.jsonl");
+
+        final TraceConversion.Result result = TraceConversion.toTrace(report, WorkloadFormat.GUIDELLM, null, out);
+
+        final List<TraceRecord> records = TraceReader.readAll(out).records();
+        assertEquals(250.0, records.get(0).ttftMs(), 1e-9);
+        assertEquals(new TraceRecord.ItlSummary(250.0, 4), records.get(0).itlSummary(), "1 s over 4 gaps");
+        assertEquals(125.0, records.get(1).ttftMs(), 1e-9);
+        assertNull(records.get(1).itlSummary(), "one token, no gaps");
+        assertEquals(List.of(0.0, 500.0), records.stream().map(TraceRecord::arrivalMs).toList());
+        assertEquals(1L, records.get(0).concurrency());
+        assertTrue(result.notes().stream().anyMatch(note -> note.contains(report + ":1: benchmarks[0]: concurrency " +
+            "unknown for strategy 'constant'")), result.notes()::toString);
+        assertTrue(result.notes().stream().anyMatch(note -> note.contains("0 incomplete and 1 errored")),
+            result.notes()::toString);
+        assertTrue(result.notes().stream().anyMatch(note -> note.contains("names no model")),
+            result.notes()::toString);
+    }
+
+    @Test
     void shouldLoadTheVcrTracesInArrivalOrder() throws IOException
     {
         final Workload simple = Workloads.load(TraceTestData.path("vllm-vcr-fixtures/simple_trace.jsonl"));
@@ -205,6 +234,24 @@ class ResultSourcesTest
             () -> WorkloadFormat.detect(file));
         assertTrue(ambiguous.getMessage().contains("--from mooncake") &&
             ambiguous.getMessage().contains("--from guidellm-replay"), ambiguous.getMessage());
+    }
+
+    @Test
+    void shouldLeaveNoPartialTraceWhenTheSourceIsMalformedHalfway() throws IOException
+    {
+        final Path report = dir.resolve("half.json");
+        Files.writeString(report, "{\"benchmarks\":[{\"config\":{\"strategy\":{\"type_\":\"synchronous\"}}," +
+            "\"requests\":{\"successful\":[\n{\"prompt_tokens\":1,\"output_tokens\":1,\"time_to_first_token_ms\":2}," +
+            "\n{\"prompt_tokens\":1,\"output_tokens\":1}]}}]}");
+        final Path out = dir.resolve("half.trace.jsonl");
+        final TraceFormatException error = assertThrows(TraceFormatException.class,
+            () -> TraceConversion.toTrace(report, WorkloadFormat.GUIDELLM, "m", out));
+        assertTrue(error.getMessage().startsWith(report + ":3: benchmarks[0].requests.successful[1]: " +
+            "time_to_first_token_ms is missing"), error.getMessage());
+        try (java.util.stream.Stream<Path> files = Files.list(dir))
+        {
+            assertEquals(List.of(report), files.toList(), "no trace, no temporary file");
+        }
     }
 
     @Test
