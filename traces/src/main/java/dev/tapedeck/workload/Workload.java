@@ -1,10 +1,14 @@
 package dev.tapedeck.workload;
 
+import java.math.BigDecimal;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A request schedule to replay: requests sorted by arrival, with the block size behind their {@code hash_ids}.
- * Immutable once built.
+ * Immutable once built; safe to share between threads. Loaders live in {@link Workloads}; the file format is read by
+ * {@link WorkloadReader} and written by {@link WorkloadWriter} (docs/workloads.md).
  *
  * @param source where it came from ({@code mooncake}, {@code azure}, {@code kvcache-tester}, ...).
  * @param hashBlockSize tokens per hash id (512 for Mooncake, 64 for kv-cache-tester), 0 when there are none.
@@ -13,4 +17,69 @@ import java.util.List;
  */
 public record Workload(String source, int hashBlockSize, List<WorkloadRequest> requests, List<String> notes)
 {
+    /**
+     * @throws IllegalArgumentException when the requests are not in arrival order or the block size is negative.
+     */
+    public Workload
+    {
+        requests = List.copyOf(requests);
+        notes = List.copyOf(notes);
+        if (hashBlockSize < 0)
+        {
+            throw new IllegalArgumentException("hashBlockSize must not be negative: " + hashBlockSize);
+        }
+        for (int i = 1; i < requests.size(); i++)
+        {
+            if (requests.get(i).arrivalMs() < requests.get(i - 1).arrivalMs())
+            {
+                throw new IllegalArgumentException("requests must be in arrival order: request " + i + " arrives at " +
+                    requests.get(i).arrivalMs() + " ms, before request " + (i - 1));
+            }
+        }
+    }
+
+    /**
+     * @return milliseconds from the first arrival to the last, 0 for fewer than two requests.
+     */
+    public double spanMs()
+    {
+        if (requests.size() < 2)
+        {
+            return 0;
+        }
+        return requests.get(requests.size() - 1).arrivalMs() - requests.get(0).arrivalMs();
+    }
+
+    /**
+     * @return distinct sessions named by the requests (requests without a session are not counted).
+     */
+    public int sessionCount()
+    {
+        final Set<String> sessions = new HashSet<>();
+        for (final WorkloadRequest request : requests)
+        {
+            if (null != request.session())
+            {
+                sessions.add(request.session());
+            }
+        }
+        return sessions.size();
+    }
+
+    /**
+     * @param ms a time in milliseconds.
+     * @return it without a needless fraction or exponent ({@code 3536999}, {@code 680.59}).
+     */
+    public static String formatMs(final double ms)
+    {
+        if (!Double.isFinite(ms))
+        {
+            return Double.toString(ms);
+        }
+        if (ms == Math.rint(ms) && Math.abs(ms) < 0x1p53)
+        {
+            return Long.toString((long)ms);
+        }
+        return BigDecimal.valueOf(ms).stripTrailingZeros().toPlainString();
+    }
 }

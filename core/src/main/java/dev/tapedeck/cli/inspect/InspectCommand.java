@@ -13,7 +13,7 @@ import dev.tapedeck.cli.VersionProvider;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Offline tools for traces and workloads (docs/inspect.md).",
-    subcommands = {CommandLine.HelpCommand.class})
+    subcommands = {ConvertCommand.class, CommandLine.HelpCommand.class})
 public final class InspectCommand implements Runnable
 {
     @CommandLine.Spec
