@@ -1,0 +1,159 @@
+package dev.tapedeck.load;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import dev.tapedeck.load.client.LoadClient;
+import dev.tapedeck.net.Transport;
+
+/**
+ * A whole {@code tapedeck load}: one or more runs (a sweep has one per level) against one server, then the JSON and
+ * HTML reports and the final table. Runs one point after another on the calling thread; {@link #stop()} (any thread,
+ * e.g. a SIGINT hook) ends the current run early and skips the rest, and the reports are still written.
+ */
+public final class LoadJob
+{
+    /**
+     * One run of the job.
+     *
+     * @param label name in the report.
+     * @param level sweep level, or NaN.
+     * @param settings the run.
+     */
+    public record PointSpec(String label, double level, LoadRun.Settings settings)
+    {
+    }
+
+    /**
+     * Everything a job needs.
+     *
+     * @param url the server.
+     * @param target what the report says was loaded (url, model, endpoint, stream).
+     * @param options the options as given, for the report.
+     * @param bodies builds request bodies.
+     * @param headers extra request headers.
+     * @param clientThreads client event loops.
+     * @param requestTimeoutNs longest a request may take.
+     * @param slo objectives for goodput.
+     * @param sweepParameter {@code concurrency} or {@code rate}, or null.
+     * @param points the runs.
+     * @param scrapeUrl Prometheus URL to sample during each run, or null.
+     * @param report JSON report path, or null.
+     * @param html HTML report path, or null.
+     * @param progress print a progress line.
+     */
+    public record Settings(URI url, Map<String, Object> target, Map<String, Object> options, RequestBodies bodies,
+        Map<String, String> headers, int clientThreads, long requestTimeoutNs, Slo slo, String sweepParameter,
+        List<PointSpec> points, URI scrapeUrl, Path report, Path html, boolean progress)
+    {
+    }
+
+    private final Settings settings;
+    private final PrintStream out;
+    private final PrintStream err;
+    private volatile LoadRun current;
+    private volatile boolean stopped;
+
+    /**
+     * @param settings the job.
+     * @param out where the table goes.
+     * @param err where progress goes.
+     */
+    public LoadJob(final Settings settings, final PrintStream out, final PrintStream err)
+    {
+        this.settings = settings;
+        this.out = out;
+        this.err = err;
+    }
+
+    /**
+     * End the current run early (requests in flight get their drain time) and skip the remaining points.
+     */
+    public void stop()
+    {
+        stopped = true;
+        final LoadRun run = current;
+        if (null != run)
+        {
+            run.stop();
+        }
+    }
+
+    /**
+     * Run every point, write the reports, print the table.
+     *
+     * @return the report.
+     * @throws IOException if a report cannot be written.
+     * @throws InterruptedException if interrupted.
+     */
+    public ObjectNode run() throws IOException, InterruptedException
+    {
+        final List<LoadReport.Point> points = new ArrayList<>();
+        final boolean terminal = null != System.console();
+        try (LoadClient client = new LoadClient(settings.url(), settings.clientThreads(), settings.headers(),
+            settings.requestTimeoutNs(), Transport.select("auto")))
+        {
+            for (final PointSpec spec : settings.points())
+            {
+                if (stopped)
+                {
+                    break;
+                }
+                final MetricsScraper scraper = null == settings.scrapeUrl() ? null :
+                    new MetricsScraper(settings.scrapeUrl());
+                final LoadRun run = new LoadRun(spec.settings(), client, settings.bodies());
+                current = run;
+                if (null != scraper)
+                {
+                    scraper.start();
+                }
+                final long[] lastPrintNs = {0};
+                final RunResult result = run.run(!settings.progress() ? null :
+                    (elapsedNs, sent, completed, failed, inFlight, planned) ->
+                    {
+                        final String line = ResultTable.progress(elapsedNs, sent, completed, failed, inFlight,
+                            planned, spec.label());
+                        if (terminal)
+                        {
+                            err.print("\r" + line + "   ");
+                            err.flush();
+                        }
+                        else if (elapsedNs - lastPrintNs[0] >= 10_000_000_000L)
+                        {
+                            err.println(line);
+                            lastPrintNs[0] = elapsedNs;
+                        }
+                    });
+                current = null;
+                if (terminal && settings.progress())
+                {
+                    err.println();
+                }
+                if (null != scraper)
+                {
+                    scraper.stop();
+                }
+                points.add(new LoadReport.Point(result, spec.level(), null == scraper ? null : scraper.series()));
+            }
+        }
+        final ObjectNode report = LoadReport.build(settings.target(), settings.options(), settings.slo(),
+            settings.sweepParameter(), points);
+        if (null != settings.report())
+        {
+            LoadReport.write(report, settings.report());
+        }
+        ResultTable.print(report, out);
+        if (null != settings.report())
+        {
+            out.println("report: " + settings.report());
+        }
+        return report;
+    }
+}
