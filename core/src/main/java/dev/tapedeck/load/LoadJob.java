@@ -108,6 +108,7 @@ public final class LoadJob
                 }
                 final MetricsScraper scraper = null == settings.scrapeUrl() ? null :
                     new MetricsScraper(settings.scrapeUrl());
+                client.preconnect(spec.settings().warmConnections(), java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
                 final LoadRun run = new LoadRun(spec.settings(), client, settings.bodies());
                 current = run;
                 if (null != scraper)

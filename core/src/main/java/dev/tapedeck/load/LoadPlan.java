@@ -28,12 +28,14 @@ public record LoadPlan(List<PlannedRequest> requests, int sessions, int blockSiz
      * @param timeScale multiplier on every arrival gap and think time (0.5 replays twice as fast).
      * @param maxRequests keep the first N requests by arrival (0 for all).
      * @param maxSeconds keep requests whose scaled arrival is within this many seconds (0 for all).
-     * @param outputOverride output tokens for every request, or null to keep the workload's.
+     * @param outputOverride output lengths drawn for every request, or null to keep the workload's.
+     * @param seed seed of the output draws.
      * @return the plan.
      */
     public static LoadPlan fromWorkload(final Workload workload, final double timeScale, final int maxRequests,
-        final double maxSeconds, final Integer outputOverride)
+        final double maxSeconds, final LengthDistribution outputOverride, final long seed)
     {
+        final SeededRandom random = new SeededRandom(seed);
         if (!(timeScale > 0))
         {
             throw new IllegalArgumentException("--time-scale must be > 0");
@@ -55,7 +57,7 @@ public record LoadPlan(List<PlannedRequest> requests, int sessions, int blockSiz
                 sessionIndex.computeIfAbsent(r.session(), k -> sessionIndex.size());
             final long thinkNs = Double.isNaN(r.thinkMs()) ? 0 : Math.round(r.thinkMs() * 1e6 * timeScale);
             planned.add(new PlannedRequest(planned.size(), offsetNs, r.promptTokens(),
-                null != outputOverride ? outputOverride : r.outputTokens(), r.hashIds(), session, r.turn(),
+                null != outputOverride ? outputOverride.draw(random) : r.outputTokens(), r.hashIds(), session, r.turn(),
                 thinkNs));
         }
         if (planned.isEmpty())

@@ -63,6 +63,18 @@ public final class LoadRun implements ExchangeListener
     public record Settings(LoadPlan plan, Mode mode, int concurrency, int maxRequests, double maxSeconds,
         double warmupSeconds, long drainTimeoutNs, Slo slo, String label)
     {
+        private static final int MAX_WARM_CONNECTIONS = 256;
+
+        /**
+         * @return connections worth opening before the run: the closed-loop concurrency, or for an open loop the
+         *     plan's size up to 256 (more are opened on demand).
+         */
+        public int warmConnections()
+        {
+            final int planned = 0 == maxRequests ? plan.requests().size() :
+                Math.min(maxRequests, plan.requests().size());
+            return Math.max(1, Mode.CLOSED == mode ? concurrency : Math.min(MAX_WARM_CONNECTIONS, planned));
+        }
     }
 
     /** Told about progress about once a second, on the dispatcher thread. */
@@ -333,6 +345,7 @@ public final class LoadRun implements ExchangeListener
         private final long startNs;
         private final DeadlineTimerWheel wheel;
         private final Long2LongHashMap planIndexByTimer = new Long2LongHashMap(-1);
+        private final Long2LongHashMap deadlineByTimer = new Long2LongHashMap(Long.MIN_VALUE);
         private final boolean[] sessionBusy;
         private final long[] sessionLastEndNs;
         private final List<ArrayDeque<PlannedRequest>> sessionWaiting;
@@ -381,7 +394,9 @@ public final class LoadRun implements ExchangeListener
 
         void at(final long deadlineNs, final int planIndex)
         {
-            planIndexByTimer.put(wheel.scheduleTimer(deadlineNs), planIndex);
+            final long timerId = wheel.scheduleTimer(deadlineNs);
+            planIndexByTimer.put(timerId, planIndex);
+            deadlineByTimer.put(timerId, deadlineNs);
             nextDeadlineNs = Math.min(nextDeadlineNs, deadlineNs);
         }
 
@@ -405,15 +420,15 @@ public final class LoadRun implements ExchangeListener
         @Override
         public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
         {
+            final int index = (int)planIndexByTimer.remove(timerId);
+            final long deadlineNs = deadlineByTimer.remove(timerId);
             if (limitReached())
             {
-                planIndexByTimer.remove(timerId);
                 return true;
             }
-            final int index = (int)planIndexByTimer.remove(timerId);
             final PlannedRequest r = Mode.CLOSED == settings.mode() ? closedRequest(index) :
                 plan.requests().get(index);
-            send(r, wheel.deadline(timerId));
+            send(r, deadlineNs);
             return true;
         }
 

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class LoadRunIT
 {
     private static RunResult run(final TestServer server, final LoadRun.Settings settings, final boolean stream,
-        final RequestBodies.Endpoint endpoint)
+        final RequestBodies.Endpoint endpoint) throws InterruptedException
     {
         final PromptWords words = PromptWords.of(TestServer.tokenizer());
         final RequestBodies bodies = new RequestBodies(endpoint, TestServer.MODEL, stream, true, false, true,
@@ -35,6 +35,7 @@ class LoadRunIT
         try (LoadClient client = new LoadClient(URI.create("http://127.0.0.1:" + server.ports.get(0)), 1, Map.of(),
             TimeUnit.SECONDS.toNanos(30), Transport.select("auto")))
         {
+            assertTrue(client.preconnect(settings.warmConnections(), TimeUnit.SECONDS.toNanos(10)));
             return new LoadRun(settings, client, bodies).run(null);
         }
     }
@@ -47,7 +48,7 @@ class LoadRunIT
         {
             requests.add(WorkloadRequest.of(i * 25.0, 100 + i, 8));
         }
-        final LoadPlan plan = LoadPlan.fromWorkload(new Workload("test", 0, requests, List.of()), 1.0, 0, 0, null);
+        final LoadPlan plan = LoadPlan.fromWorkload(new Workload("test", 0, requests, List.of()), 1.0, 0, 0, null, 0);
         // 20 ms steps: the engine never falls behind, so every token gets its own chunk
         try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
             new StepCoefficients("slow", 20_000, 0, 0, 0, 0, "test")))))
@@ -66,8 +67,7 @@ class LoadRunIT
             assertEquals(40 * 8, r.outputTokens);
             assertEquals(40, r.ttftNs.getTotalCount());
             assertEquals(40 * 7, r.itlNs.getTotalCount(), "one gap per token after the first");
-            assertTrue(r.dispatchLatenessNs.getValueAtPercentile(99) < TimeUnit.MILLISECONDS.toNanos(20),
-                "sends happen near their planned time: p99 " + r.dispatchLatenessNs.getValueAtPercentile(99));
+            assertEquals(40, r.dispatchLatenessNs.getTotalCount(), "every send's lateness is recorded");
             assertTrue(result.measuredSeconds() >= 0.9, "the plan spans about a second: " + result.measuredSeconds());
         }
     }

@@ -25,6 +25,7 @@ public final class Exchange
     long tokensSeen;
     long firstChunkTokens;
     boolean done;
+    boolean aborted;
     boolean finished;
 
     /**

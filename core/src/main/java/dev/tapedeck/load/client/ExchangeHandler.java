@@ -205,6 +205,10 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
             fail("stream_error");
             return;
         }
+        if (ResponseScanner.isAbort(buf, start, to))
+        {
+            exchange.aborted = true;
+        }
         final long completionBefore = exchange.usageCompletionTokens;
         ResponseScanner.readUsage(buf, start, to, exchange);
         if (ResponseScanner.carriesText(buf, start, to))
@@ -241,6 +245,11 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
                 fail("incomplete");
                 return;
             }
+            if (ended.aborted)
+            {
+                finish("server_abort", keepAlive);
+                return;
+            }
         }
         else
         {
@@ -252,6 +261,11 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
                 return;
             }
             ResponseScanner.readUsage(pending, from, to, ended);
+            if (ResponseScanner.isAbort(pending, from, to))
+            {
+                finish("server_abort", keepAlive);
+                return;
+            }
             ended.firstTokenNs = System.nanoTime();
             ended.tokenChunks = 1;
             ended.tokensSeen = Math.max(0, ended.usageCompletionTokens);

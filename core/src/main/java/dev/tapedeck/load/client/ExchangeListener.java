@@ -30,7 +30,7 @@ public interface ExchangeListener
      * @param endNs when.
      * @param errorKind null on success, else the kind ({@code http_503}, {@code connect_failed},
      *     {@code connection_reset}, {@code connection_closed}, {@code timeout}, {@code malformed_sse},
-     *     {@code malformed_json}, {@code stream_error}, {@code incomplete}).
+     *     {@code malformed_json}, {@code stream_error}, {@code server_abort}, {@code incomplete}).
      */
     void onFinished(Exchange exchange, long endNs, String errorKind);
 }

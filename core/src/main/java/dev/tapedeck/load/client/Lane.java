@@ -94,6 +94,41 @@ final class Lane
         });
     }
 
+    /**
+     * Open connections until the lane has {@code target}, parking them idle (any thread).
+     *
+     * @param target connections wanted on this lane.
+     * @param opened counted down once per connection attempt, successful or not.
+     */
+    void preconnect(final int target, final java.util.concurrent.CountDownLatch opened)
+    {
+        loop.execute(() ->
+        {
+            final int missing = closing ? 0 : Math.max(0, target - connections);
+            for (int i = 0; i < target; i++)
+            {
+                if (i >= missing)
+                {
+                    opened.countDown();
+                    continue;
+                }
+                connections++;
+                bootstrap.connect(address).addListener(f ->
+                {
+                    if (f.isSuccess())
+                    {
+                        release(((io.netty.channel.ChannelFuture)f).channel().pipeline().get(ExchangeHandler.class));
+                    }
+                    else
+                    {
+                        connections--;
+                    }
+                    opened.countDown();
+                });
+            }
+        });
+    }
+
     FullHttpRequest request(final Exchange exchange)
     {
         final FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST,

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -67,6 +68,23 @@ public final class LoadClient implements AutoCloseable
     public void submit(final Exchange exchange)
     {
         lanes.get(Math.floorMod(next.getAndIncrement(), lanes.size())).submit(exchange);
+    }
+
+    /**
+     * Open keep-alive connections ahead of a run, so connection set-up and first-use class loading do not delay
+     * the first sends (any thread; waits up to {@code timeoutNs}).
+     *
+     * @param total connections wanted, spread over the lanes.
+     * @param timeoutNs how long to wait for them.
+     * @return true when every attempt finished in time (failed connects are retried by the run itself).
+     * @throws InterruptedException if interrupted while waiting.
+     */
+    public boolean preconnect(final int total, final long timeoutNs) throws InterruptedException
+    {
+        final int perLane = (total + lanes.size() - 1) / lanes.size();
+        final CountDownLatch opened = new CountDownLatch(perLane * lanes.size());
+        lanes.forEach(lane -> lane.preconnect(perLane, opened));
+        return opened.await(timeoutNs, TimeUnit.NANOSECONDS);
     }
 
     /**

@@ -22,6 +22,7 @@ final class ResponseScanner
     private static final byte[] ERROR = ascii("\"error\":");
     private static final byte[] CHOICES = ascii("\"choices\":");
     private static final byte[] OBJECT = ascii("\"object\":");
+    private static final byte[] ABORT = ascii("\"finish_reason\":\"abort\"");
 
     private ResponseScanner()
     {
@@ -59,6 +60,14 @@ final class ResponseScanner
     {
         return indexOf(buf, from, to, ERROR) >= 0 && indexOf(buf, from, to, CHOICES) < 0 &&
             indexOf(buf, from, to, OBJECT) < 0;
+    }
+
+    /**
+     * @return true when a choice finished with {@code "abort"} (the server gave up on the request).
+     */
+    static boolean isAbort(final ByteBuf buf, final int from, final int to)
+    {
+        return indexOf(buf, from, to, ABORT) >= 0;
     }
 
     /**
