@@ -76,11 +76,15 @@ final class PerfettoEvents implements Closeable
     }
 
     /**
-     * Start a complete slice; write its arguments' fields with {@link #json()}, then call {@link #endSlice()}.
+     * Start a complete slice; write its arguments' fields with {@link #json()}, then call {@link #endSlice()}. Both
+     * ends are rounded to the nanosecond before the duration is taken, so a slice that starts where another ends
+     * touches it exactly (overlaps would break the nesting on a track).
      */
     void beginSlice(final int pid, final int tid, final String name, final String category, final String color,
-        final double startMs, final double durationMs) throws IOException
+        final double startMs, final double endMs) throws IOException
     {
+        final long startNs = Math.round(startMs * 1_000_000.0);
+        final long endNs = Math.max(startNs, Math.round(endMs * 1_000_000.0));
         json.writeStartObject();
         json.writeStringField("ph", "X");
         json.writeNumberField("pid", pid);
@@ -92,9 +96,9 @@ final class PerfettoEvents implements Closeable
             json.writeStringField("cname", color);
         }
         json.writeFieldName("ts");
-        writeUs(startMs);
+        writeUs(startNs);
         json.writeFieldName("dur");
-        writeUs(Math.max(0.0, durationMs));
+        writeUs(endNs - startNs);
         json.writeObjectFieldStart("args");
     }
 
@@ -116,7 +120,7 @@ final class PerfettoEvents implements Closeable
         json.writeNumberField("tid", 0);
         json.writeStringField("name", name);
         json.writeFieldName("ts");
-        writeUs(atMs);
+        writeUs(Math.round(atMs * 1_000_000.0));
         json.writeObjectFieldStart("args");
         json.writeFieldName(name);
         writeNumber(value);
@@ -141,11 +145,10 @@ final class PerfettoEvents implements Closeable
     }
 
     /**
-     * Write milliseconds as microseconds in plain decimal notation (never {@code 3.5E7}), to the nanosecond.
+     * Write nanoseconds as microseconds in plain decimal notation (never {@code 3.5E7}).
      */
-    private void writeUs(final double ms) throws IOException
+    private void writeUs(final long ns) throws IOException
     {
-        final long ns = Math.round(ms * 1_000_000.0);
         final long fraction = Math.abs(ns % 1000);
         if (0 == fraction)
         {

@@ -127,7 +127,7 @@ public final class PerfettoExport
         {
             final TraceRecord record = records.get(i);
             startMs[i] = record.arrivalMs();
-            endMs[i] = startMs[i] + record.ttftMs() + decodeMs(record);
+            endMs[i] = endMs(record);
         }
         final int[] lanes = lanes(startMs, endMs);
         final int peak = Arrays.stream(lanes).max().orElse(-1) + 1;
@@ -188,21 +188,25 @@ public final class PerfettoExport
         return lanes;
     }
 
-    private static double decodeMs(final TraceRecord record)
+    /**
+     * @return when the record's last token came, summed in the order the slices are laid out (so a lane is freed
+     *     exactly where its last slice ends).
+     */
+    private static double endMs(final TraceRecord record)
     {
-        double sum = 0;
+        double atMs = record.arrivalMs() + record.ttftMs();
         if (null != record.itlMs())
         {
             for (final double gap : record.itlMs())
             {
-                sum += gap;
+                atMs += gap;
             }
         }
-        else if (null != record.itlSummary())
+        else if (null != record.itlSummary() && record.itlSummary().count() > 0)
         {
-            sum = record.itlSummary().count() * record.itlSummary().meanMs();
+            atMs += record.itlSummary().count() * record.itlSummary().meanMs();
         }
-        return sum;
+        return atMs;
     }
 
     private static void writeRequest(final PerfettoEvents writer, final int index, final TraceRecord record,
@@ -226,8 +230,9 @@ public final class PerfettoExport
         }
         final int firstChunk = (int)Math.max(0, Math.min(Integer.MAX_VALUE, record.outputTokens() - laterTokens));
         final double arrivalMs = record.arrivalMs();
+        double atMs = arrivalMs + record.ttftMs();
         writer.beginSlice(REQUESTS_PID, tid, "req" + index + " prefill", "prefill", "rail_animation", arrivalMs,
-            record.ttftMs());
+            atMs);
         json.writeNumberField("req", index);
         json.writeNumberField("prompt_tokens", record.promptTokens());
         json.writeNumberField("cached_tokens", record.cachedTokens());
@@ -240,7 +245,6 @@ public final class PerfettoExport
         }
         writeIds(json, ids, 0, firstChunk);
         writer.endSlice();
-        double atMs = arrivalMs + record.ttftMs();
         if (null != gaps)
         {
             final TraceRecord.ItlContext context = record.itlContext();
@@ -248,8 +252,9 @@ public final class PerfettoExport
             for (int g = 0; g < gaps.length; g++)
             {
                 final int tokens = null == chunkTokens ? 1 : chunkTokens[g];
+                final double endMs = atMs + gaps[g];
                 writer.beginSlice(REQUESTS_PID, tid, 1 == tokens ? "decode" : "decode x" + tokens, "decode",
-                    "thread_state_running", atMs, gaps[g]);
+                    "thread_state_running", atMs, endMs);
                 json.writeNumberField("req", index);
                 json.writeNumberField("gap_ms", gaps[g]);
                 json.writeNumberField("tokens", tokens);
@@ -260,7 +265,7 @@ public final class PerfettoExport
                 }
                 writeIds(json, ids, idPosition, tokens);
                 writer.endSlice();
-                atMs += gaps[g];
+                atMs = endMs;
                 idPosition += tokens;
             }
         }
@@ -268,7 +273,7 @@ public final class PerfettoExport
         {
             final TraceRecord.ItlSummary summary = record.itlSummary();
             writer.beginSlice(REQUESTS_PID, tid, "decode summary", "decode", "thread_state_running", atMs,
-                summary.count() * summary.meanMs());
+                atMs + summary.count() * summary.meanMs());
             json.writeNumberField("req", index);
             json.writeNumberField("gaps", summary.count());
             json.writeNumberField("mean_ms", summary.meanMs());
@@ -429,7 +434,7 @@ public final class PerfettoExport
             color = "rail_animation";
         }
         final double stepMs = step.tsMs() - startMs;
-        writer.beginSlice(STEPS_PID, 1, name, "step", color, startMs, stepMs);
+        writer.beginSlice(STEPS_PID, 1, name, "step", color, startMs, step.tsMs());
         final JsonGenerator json = writer.json();
         json.writeNumberField("running", running);
         if (!Double.isNaN(step.waitingRequests()))

@@ -26,7 +26,8 @@ import dev.tapedeck.trace.TraceRecord;
  *   <li>Percentiles are nearest rank ({@link WeightedSamples}): always a value that occurs in the data.</li>
  *   <li>Records without {@code finish_reason} count as {@code none}.</li>
  * </ul>
- * The file is read once, streaming; memory is one sample slot per gap (plus one per record). Immutable once built.
+ * The file is read once, streaming; memory is 8 bytes per gap and per record (16 with multi-token chunks or
+ * summaries); the "all" row merges the rows' samples without copying them. Immutable once built.
  */
 public final class TraceSummary
 {
@@ -55,6 +56,15 @@ public final class TraceSummary
         public static Quantiles of(final WeightedSamples samples)
         {
             return new Quantiles(samples.percentile(50), samples.percentile(90), samples.percentile(99));
+        }
+
+        /**
+         * @param values p50, p90 and p99.
+         * @return them as quantiles.
+         */
+        public static Quantiles of(final double[] values)
+        {
+            return new Quantiles(values[0], values[1], values[2]);
         }
     }
 
@@ -137,14 +147,23 @@ public final class TraceSummary
         final List<String> warnings)
     {
         final List<Row> rows = new ArrayList<>();
-        final Accumulator total = new Accumulator();
+        final List<WeightedSamples> ttftParts = new ArrayList<>();
+        final List<WeightedSamples> itlParts = new ArrayList<>();
+        final Accumulator total = new Accumulator(1, 1);
+        long itlSamples = 0;
         for (final Map.Entry<Long, Accumulator> bucket : buckets.entrySet())
         {
-            rows.add(bucket.getValue().toRow(bucket.getKey()));
-            total.addAll(bucket.getValue());
+            final Accumulator accumulator = bucket.getValue();
+            rows.add(accumulator.toRow(bucket.getKey()));
+            total.addRangesAndReasons(accumulator);
+            ttftParts.add(accumulator.ttftMs);
+            itlParts.add(accumulator.itlMs);
+            itlSamples += accumulator.itlMs.count();
         }
-        return new TraceSummary(name, meta, Collections.unmodifiableList(rows), total.toRow(null),
-            List.copyOf(warnings));
+        // the "all" row merges the rows' sorted samples instead of copying them
+        final Row all = total.toRow(null, Quantiles.of(WeightedSamples.percentiles(ttftParts, 50, 90, 99)),
+            Quantiles.of(WeightedSamples.percentiles(itlParts, 50, 90, 99)), itlSamples);
+        return new TraceSummary(name, meta, Collections.unmodifiableList(rows), all, List.copyOf(warnings));
     }
 
     /**
@@ -197,9 +216,20 @@ public final class TraceSummary
         private long promptMax = Long.MIN_VALUE;
         private long outputMin = Long.MAX_VALUE;
         private long outputMax = Long.MIN_VALUE;
-        private final WeightedSamples ttftMs = new WeightedSamples();
-        private final WeightedSamples itlMs = new WeightedSamples();
+        private final WeightedSamples ttftMs;
+        private final WeightedSamples itlMs;
         private final TreeMap<String, Long> finishReasons = new TreeMap<>();
+
+        Accumulator()
+        {
+            this(64, 64);
+        }
+
+        Accumulator(final int ttftCapacity, final int itlCapacity)
+        {
+            ttftMs = new WeightedSamples(ttftCapacity);
+            itlMs = new WeightedSamples(itlCapacity);
+        }
 
         void add(final TraceRecord record)
         {
@@ -214,23 +244,26 @@ public final class TraceSummary
                 Long::sum);
         }
 
-        void addAll(final Accumulator other)
+        void addRangesAndReasons(final Accumulator other)
         {
             count += other.count;
             promptMin = Math.min(promptMin, other.promptMin);
             promptMax = Math.max(promptMax, other.promptMax);
             outputMin = Math.min(outputMin, other.outputMin);
             outputMax = Math.max(outputMax, other.outputMax);
-            ttftMs.addAll(other.ttftMs);
-            itlMs.addAll(other.itlMs);
             other.finishReasons.forEach((reason, n) -> finishReasons.merge(reason, n, Long::sum));
         }
 
         Row toRow(final Long concurrency)
         {
+            return toRow(concurrency, Quantiles.of(ttftMs), Quantiles.of(itlMs), itlMs.count());
+        }
+
+        Row toRow(final Long concurrency, final Quantiles ttft, final Quantiles itl, final long itlSamples)
+        {
             final boolean empty = 0 == count;
             return new Row(concurrency, count, empty ? 0 : promptMin, empty ? 0 : promptMax, empty ? 0 : outputMin,
-                empty ? 0 : outputMax, Quantiles.of(ttftMs), Quantiles.of(itlMs), itlMs.count(),
+                empty ? 0 : outputMax, ttft, itl, itlSamples,
                 Collections.unmodifiableSortedMap(new TreeMap<>(finishReasons)));
         }
     }

@@ -3,6 +3,9 @@ package dev.tapedeck.trace.tools;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.PriorityQueue;
 
 /**
  * Samples with integer weights (a weight of {@code n} is {@code n} equal samples), and their exact nearest-rank
@@ -14,18 +17,44 @@ import java.util.Arrays;
  * samples, never an interpolation: of {@code [1, 2, 3, 4]} the p50 is 2, the p90 and p99 are 4.
  * <p>
  * Weights let a summarised record ({@code itl_summary}: {@code count} gaps of {@code mean_ms}) or a multi-token chunk
- * count as many samples without storing each one. Memory is 16 bytes per {@link #add} call. Not thread safe.
+ * count as many samples without storing each one. Memory is 8 bytes per {@link #add} call while every weight is 1,
+ * 16 bytes once one is not. Not thread safe.
  */
 public final class WeightedSamples
 {
     private static final BigDecimal HUNDRED = BigDecimal.valueOf(100);
     private static final int INSERTION_SORT_LENGTH = 24;
 
-    private double[] values = new double[64];
-    private long[] weights = new long[64];
+    private double[] values;
+    /** Null while every weight is 1 (the common case: 8 bytes per sample instead of 16). */
+    private long[] weights;
     private int size;
     private long totalWeight;
     private boolean sorted = true;
+
+    /**
+     * Empty, with room for 64 entries.
+     */
+    public WeightedSamples()
+    {
+        this(64);
+    }
+
+    /**
+     * @param capacity entries to make room for.
+     */
+    public WeightedSamples(final int capacity)
+    {
+        values = new double[Math.max(1, capacity)];
+    }
+
+    /**
+     * @return entries stored ({@link #add} calls with a non-zero weight).
+     */
+    public int entries()
+    {
+        return size;
+    }
 
     /**
      * @param value one sample.
@@ -50,29 +79,52 @@ public final class WeightedSamples
         {
             return;
         }
-        if (size == values.length)
+        ensureCapacity(size + 1);
+        if (1 != weight && null == weights)
         {
-            values = Arrays.copyOf(values, size * 2);
-            weights = Arrays.copyOf(weights, size * 2);
+            weights = new long[values.length];
+            Arrays.fill(weights, 0, size, 1L);
         }
         if (size > 0 && value < values[size - 1])
         {
             sorted = false;
         }
         values[size] = value;
-        weights[size] = weight;
+        if (null != weights)
+        {
+            weights[size] = weight;
+        }
         size++;
         totalWeight = Math.addExact(totalWeight, weight);
     }
 
     /**
-     * @param other samples to add to these.
+     * @param other samples to add to these (room for all of them is made at once).
      */
     public void addAll(final WeightedSamples other)
     {
+        ensureCapacity(size + other.size);
         for (int i = 0; i < other.size; i++)
         {
-            add(other.values[i], other.weights[i]);
+            add(other.values[i], weight(other, i));
+        }
+    }
+
+    private static long weight(final WeightedSamples samples, final int index)
+    {
+        return null == samples.weights ? 1 : samples.weights[index];
+    }
+
+    private void ensureCapacity(final int capacity)
+    {
+        if (capacity > values.length)
+        {
+            final int grown = (int)Math.min(Integer.MAX_VALUE - 8, Math.max(capacity, 2L * values.length));
+            values = Arrays.copyOf(values, grown);
+            if (null != weights)
+            {
+                weights = Arrays.copyOf(weights, grown);
+            }
         }
     }
 
@@ -108,6 +160,10 @@ public final class WeightedSamples
         }
         sort();
         final long rank = Math.max(1, Math.min(totalWeight, rank(percent, totalWeight)));
+        if (null == weights)
+        {
+            return values[(int)rank - 1];
+        }
         long cumulative = 0;
         for (int i = 0; i < size; i++)
         {
@@ -118,6 +174,70 @@ public final class WeightedSamples
             }
         }
         return values[size - 1];
+    }
+
+    /**
+     * Nearest-rank percentiles of several sample sets taken together, without copying them: each set is sorted, then
+     * the sets are merged in value order only as far as the highest rank asked for.
+     *
+     * @param parts the sample sets (sorted in place).
+     * @param percents the percentiles, in {@code [0, 100]}.
+     * @return one value per percentile, NaN when the sets hold no samples.
+     */
+    public static double[] percentiles(final List<WeightedSamples> parts, final double... percents)
+    {
+        final double[] result = new double[percents.length];
+        Arrays.fill(result, Double.NaN);
+        long total = 0;
+        for (final WeightedSamples part : parts)
+        {
+            part.sort();
+            total = Math.addExact(total, part.totalWeight);
+        }
+        if (0 == total)
+        {
+            return result;
+        }
+        final long[] ranks = new long[percents.length];
+        final Integer[] byRank = new Integer[percents.length];
+        for (int i = 0; i < percents.length; i++)
+        {
+            if (!(percents[i] >= 0 && percents[i] <= 100))
+            {
+                throw new IllegalArgumentException("percentile must be within [0, 100], got " + percents[i]);
+            }
+            ranks[i] = Math.max(1, Math.min(total, rank(percents[i], total)));
+            byRank[i] = i;
+        }
+        Arrays.sort(byRank, Comparator.comparingLong(i -> ranks[i]));
+        final int[] cursors = new int[parts.size()];
+        final PriorityQueue<Integer> heads = new PriorityQueue<>(
+            Comparator.comparingDouble(p -> parts.get(p).values[cursors[p]]));
+        for (int p = 0; p < parts.size(); p++)
+        {
+            if (parts.get(p).size > 0)
+            {
+                heads.add(p);
+            }
+        }
+        long cumulative = 0;
+        int answered = 0;
+        while (answered < byRank.length && !heads.isEmpty())
+        {
+            final int p = heads.poll();
+            final WeightedSamples part = parts.get(p);
+            final double value = part.values[cursors[p]];
+            cumulative += weight(part, cursors[p]);
+            while (answered < byRank.length && cumulative >= ranks[byRank[answered]])
+            {
+                result[byRank[answered++]] = value;
+            }
+            if (++cursors[p] < part.size)
+            {
+                heads.add(p);
+            }
+        }
+        return result;
     }
 
     /**
@@ -135,7 +255,14 @@ public final class WeightedSamples
     {
         if (!sorted)
         {
-            sort(values, weights, 0, size - 1);
+            if (null == weights)
+            {
+                Arrays.sort(values, 0, size);
+            }
+            else
+            {
+                sort(values, weights, 0, size - 1);
+            }
             sorted = true;
         }
     }

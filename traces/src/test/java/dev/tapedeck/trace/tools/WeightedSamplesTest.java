@@ -81,6 +81,60 @@ class WeightedSamplesTest
     }
 
     @Test
+    void shouldMergeUnitAndWeightedSamples()
+    {
+        final WeightedSamples units = new WeightedSamples(1);
+        for (final double value : new double[] {9, 1, 5})
+        {
+            units.add(value);
+        }
+        final WeightedSamples weighted = new WeightedSamples();
+        weighted.add(3, 4);
+        final WeightedSamples all = new WeightedSamples(2);
+        all.addAll(units);
+        all.addAll(weighted);
+        all.addAll(units);
+        // {1, 1, 3, 3, 3, 3, 5, 5, 9, 9}: p50 = rank 5 = 3, p70 = rank 7 = 5, p90 = rank 9 = 9
+        assertEquals(10, all.count());
+        assertEquals(7, all.entries());
+        assertEquals(3.0, all.percentile(50));
+        assertEquals(5.0, all.percentile(70));
+        assertEquals(9.0, all.percentile(90));
+        assertEquals(5.0, units.percentile(50), "the source is unchanged");
+        // the same without copying: a merge of the sorted sets
+        assertArrayEquals(new double[] {3, 5, 9, 1},
+            WeightedSamples.percentiles(java.util.List.of(units, weighted, units, new WeightedSamples()), 50, 70, 90,
+                0));
+        assertTrue(Double.isNaN(WeightedSamples.percentiles(java.util.List.of(new WeightedSamples()), 50)[0]));
+    }
+
+    @Test
+    void shouldMergeSetsToTheSamePercentilesAsOneSet()
+    {
+        final SeededRandom random = new SeededRandom(5);
+        final java.util.List<WeightedSamples> parts = new java.util.ArrayList<>();
+        final WeightedSamples together = new WeightedSamples();
+        for (int p = 0; p < 30; p++)
+        {
+            final WeightedSamples part = new WeightedSamples();
+            for (int i = random.nextInt(300); i > 0; i--)
+            {
+                final double value = random.nextInt(1000) / 8.0;
+                final int weight = random.nextInt(4) > 0 ? 1 : random.nextInt(9);
+                part.add(value, weight);
+                together.add(value, weight);
+            }
+            parts.add(part);
+        }
+        final double[] percents = {99.9, 0, 50, 12.5, 90, 99, 100};
+        final double[] merged = WeightedSamples.percentiles(parts, percents);
+        for (int i = 0; i < percents.length; i++)
+        {
+            assertEquals(together.percentile(percents[i]), merged[i], "p" + percents[i]);
+        }
+    }
+
+    @Test
     void shouldBeNanWithoutSamplesAndRejectBadInput()
     {
         final WeightedSamples samples = new WeightedSamples();
