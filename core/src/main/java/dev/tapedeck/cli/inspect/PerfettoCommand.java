@@ -89,8 +89,8 @@ public final class PerfettoCommand implements Callable<Integer>
             }
         }
         final PrintWriter report = toStdout ? spec.commandLine().getErr() : spec.commandLine().getOut();
-        report.println((toStdout ? "wrote" : "wrote " + target + ":") + " " + result.requests() + " requests on " +
-            result.tracks() + (trackPerRequest ? " tracks" : " lanes") + " (peak concurrency " +
+        report.println((toStdout ? "wrote" : "wrote " + target + ":") + " " + plural(result.requests(), "request") +
+            " on " + plural(result.tracks(), trackPerRequest ? "track" : "lane") + " (peak concurrency " +
             result.peakConcurrency() + ")" + (null == stepStats ? "" : ", " + result.steps() + " scheduler steps") +
             ", " + result.events() + " events");
         if (result.skippedWithoutArrival() > 0)
@@ -144,6 +144,11 @@ public final class PerfettoCommand implements Callable<Integer>
                 // the JVM is shutting down: the hook is running or has run
             }
         }
+    }
+
+    private static String plural(final long count, final String noun)
+    {
+        return count + " " + noun + (1 == count ? "" : "s");
     }
 
     private static Path temporaryFile() throws IOException
