@@ -13,7 +13,8 @@ import dev.tapedeck.cli.VersionProvider;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Offline tools for traces and workloads (docs/inspect.md).",
-    subcommands = {ConvertCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {ConvertCommand.class, SummarizeCommand.class, PerfettoCommand.class, ValidateCommand.class,
+        FingerprintCommand.class, GenDemoCommand.class, CommandLine.HelpCommand.class})
 public final class InspectCommand implements Runnable
 {
     @CommandLine.Spec
