@@ -14,7 +14,8 @@ import picocli.CommandLine;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "GPU-free vLLM engine simulator and load tool.",
-    subcommands = {ServeCommand.class, PlayCommand.class, dev.tapedeck.cli.inspect.InspectCommand.class,
+    subcommands = {ServeCommand.class, PlayCommand.class, RecordCommand.class,
+        dev.tapedeck.cli.inspect.InspectCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable
 {
