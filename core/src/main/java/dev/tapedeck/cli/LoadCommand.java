@@ -58,9 +58,10 @@ public final class LoadCommand implements Callable<Integer>
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
-    @CommandLine.Option(names = "--url", required = true, paramLabel = "URL",
-        description = "The server: http://host:port.")
-    URI url;
+    @CommandLine.Option(names = "--url", required = true, paramLabel = "URL", split = ",",
+        description = "The server: http://host:port; several (comma-separated or repeated) are loaded in turn, " +
+            "request by request.")
+    List<URI> urls;
 
     @CommandLine.Option(names = "--workload", paramLabel = "FILE",
         description = "Replay a workload or trace open loop at its time stamps (docs/workloads.md).")
@@ -314,11 +315,11 @@ public final class LoadCommand implements Callable<Integer>
             extra.put(header.substring(0, colon).trim(), header.substring(colon + 1).trim());
         }
         final Map<String, Object> target = new LinkedHashMap<>();
-        target.put("url", url.toString());
+        target.put("url", urls.size() == 1 ? urls.get(0).toString() : urls.stream().map(URI::toString).toList());
         target.put("model", modelName);
         target.put("endpoint", which.path());
         target.put("stream", stream);
-        return new LoadJob.Settings(url, target, optionsForReport(), bodies, extra, clientThreads, requestTimeoutNs,
+        return new LoadJob.Settings(urls, target, optionsForReport(), bodies, extra, clientThreads, requestTimeoutNs,
             objectives, sweepParameter, points, scrapeMetrics, report, html, !quiet);
     }
 
@@ -417,7 +418,7 @@ public final class LoadCommand implements Callable<Integer>
     private String discoverModel() throws IOException, InterruptedException
     {
         final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        final HttpRequest.Builder request = HttpRequest.newBuilder(url.resolve("/v1/models"))
+        final HttpRequest.Builder request = HttpRequest.newBuilder(urls.get(0).resolve("/v1/models"))
             .timeout(Duration.ofSeconds(10)).GET();
         if (null != apiKey)
         {
@@ -430,13 +431,14 @@ public final class LoadCommand implements Callable<Integer>
         }
         catch (final java.net.ConnectException ex)
         {
-            throw new IOException("cannot reach " + url + " (is the server up?); or pass --model to skip asking it");
+            throw new IOException("cannot reach " + urls.get(0) +
+                " (is the server up?); or pass --model to skip asking it");
         }
         final JsonNode models = 200 == response.statusCode() ? new ObjectMapper().readTree(response.body()) : null;
         final JsonNode first = null == models ? null : models.path("data").path(0).path("id");
         if (null == first || first.isMissingNode())
         {
-            throw new IOException(url + "/v1/models gave no model (status " + response.statusCode() +
+            throw new IOException(urls.get(0) + "/v1/models gave no model (status " + response.statusCode() +
                 "); pass --model");
         }
         return first.asText();

@@ -14,7 +14,7 @@ import picocli.CommandLine;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "GPU-free vLLM engine simulator and load tool.",
-    subcommands = {ServeCommand.class, PlayCommand.class, RecordCommand.class, LoadCommand.class,
+    subcommands = {DemoCommand.class, ServeCommand.class, PlayCommand.class, RecordCommand.class, LoadCommand.class,
         dev.tapedeck.cli.inspect.InspectCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable

@@ -120,10 +120,20 @@ public final class ServeCommand implements Callable<Integer>
         serving = true;
     }
 
-    @Override
-    public Integer call() throws Exception
+    /** A server started in this process, with what must be closed with it. */
+    record Started(HttpServer server, Tokenizer tokenizer, TraceRecorder recorder, ServeOptions options,
+        List<EngineConfig> configs)
     {
-        final long startNs = System.nanoTime();
+    }
+
+    /**
+     * Start the server as configured by the flags (also used in-process by {@code demo}).
+     *
+     * @return the running server.
+     * @throws Exception if it cannot start.
+     */
+    Started start() throws Exception
+    {
         final String modelName = null != model ? model : null != positionalModel ? positionalModel : "Qwen/Qwen3-8B";
         final ServeOptions options = new ServeOptions(host, port, instances, modelName,
             null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) : servedModelNames,
@@ -136,10 +146,9 @@ public final class ServeCommand implements Callable<Integer>
             configs.add(engine.build(i, tokenizer));
         }
         final TraceRecorder recorder = capture.start("tapedeck-serve", modelName, configs, System.nanoTime());
-        final HttpServer server;
         try
         {
-            server = HttpServer.start(options, configs, tokenizer);
+            return new Started(HttpServer.start(options, configs, tokenizer), tokenizer, recorder, options, configs);
         }
         catch (final Exception ex)
         {
@@ -149,6 +158,18 @@ public final class ServeCommand implements Callable<Integer>
             }
             throw ex;
         }
+    }
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final long startNs = System.nanoTime();
+        final Started started = start();
+        final HttpServer server = started.server();
+        final Tokenizer tokenizer = started.tokenizer();
+        final TraceRecorder recorder = started.recorder();
+        final ServeOptions options = started.options();
+        final List<EngineConfig> configs = started.configs();
         serving = true;
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {

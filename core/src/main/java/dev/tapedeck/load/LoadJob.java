@@ -34,7 +34,7 @@ public final class LoadJob
     /**
      * Everything a job needs.
      *
-     * @param url the server.
+     * @param urls the servers, loaded in turn.
      * @param target what the report says was loaded (url, model, endpoint, stream).
      * @param options the options as given, for the report.
      * @param bodies builds request bodies.
@@ -49,9 +49,9 @@ public final class LoadJob
      * @param html HTML report path, or null.
      * @param progress print a progress line.
      */
-    public record Settings(URI url, Map<String, Object> target, Map<String, Object> options, RequestBodies bodies,
-        Map<String, String> headers, int clientThreads, long requestTimeoutNs, Slo slo, String sweepParameter,
-        List<PointSpec> points, URI scrapeUrl, Path report, Path html, boolean progress)
+    public record Settings(List<URI> urls, Map<String, Object> target, Map<String, Object> options,
+        RequestBodies bodies, Map<String, String> headers, int clientThreads, long requestTimeoutNs, Slo slo,
+        String sweepParameter, List<PointSpec> points, URI scrapeUrl, Path report, Path html, boolean progress)
     {
     }
 
@@ -97,7 +97,7 @@ public final class LoadJob
     {
         final List<LoadReport.Point> points = new ArrayList<>();
         final boolean terminal = null != System.console();
-        try (LoadClient client = new LoadClient(settings.url(), settings.clientThreads(), settings.headers(),
+        try (LoadClient client = new LoadClient(settings.urls(), settings.clientThreads(), settings.headers(),
             settings.requestTimeoutNs(), Transport.select("auto")))
         {
             for (final PointSpec spec : settings.points())

@@ -124,6 +124,7 @@ public final class LoadReport
         requests.put("measured", r.started);
         requests.put("completed", r.completed);
         requests.put("failed", r.failed);
+        requests.put("peak_in_flight", r.peakInFlight);
         node.set("errors", JSON.valueToTree(r.errors));
         final double seconds = Math.max(1e-9, result.measuredSeconds());
         final ObjectNode throughput = node.putObject("throughput");

@@ -116,6 +116,7 @@ public final class LoadRun implements ExchangeListener
     private long runStartNs;
     private long measuredFromNs;
     private long sent;
+    private long peakInFlight;
 
     /**
      * @param settings what to run.
@@ -168,6 +169,7 @@ public final class LoadRun implements ExchangeListener
                 scheduler.at(runStartNs, closedNext++);
             }
         }
+        final long plannedLimit = plannedWithinLimits(planned);
         boolean sending = true;
         long sendingEndedNs = 0;
         while (true)
@@ -206,8 +208,7 @@ public final class LoadRun implements ExchangeListener
                 if (null != progress)
                 {
                     progress.onProgress(nowNs - runStartNs, sent, completed.get(), failed.get(), inFlight.get(),
-                        Mode.OPEN == settings.mode() ? (0 == settings.maxRequests() ? planned :
-                        Math.min(planned, settings.maxRequests())) : settings.maxRequests());
+                        sending ? plannedLimit : sent);
                 }
                 nextProgressNs += TimeUnit.SECONDS.toNanos(1);
             }
@@ -230,10 +231,30 @@ public final class LoadRun implements ExchangeListener
         dispatcher = null;
         final RunRecorder total = new RunRecorder();
         recorders.forEach(r -> r.mergeInto(total));
+        total.peakInFlight = peakInFlight;
         final int seconds = (int)Math.max(1, (endNs - runStartNs + 999_999_999L) / 1_000_000_000L);
         return new RunResult(settings.label(), plan.description(), total,
             java.util.Arrays.copyOf(inFlightSeries, Math.min(inFlightSeries.length, seconds)),
             Math.max(1, endNs - Math.max(measuredFromNs, runStartNs)) / 1e9, sent, plan.notes());
+    }
+
+    private long plannedWithinLimits(final int planned)
+    {
+        if (Mode.CLOSED == settings.mode())
+        {
+            return settings.maxRequests();
+        }
+        long count = planned;
+        if (settings.maxSeconds() > 0)
+        {
+            final long limitNs = (long)(settings.maxSeconds() * 1e9);
+            count = 0;
+            for (final PlannedRequest r : settings.plan().requests())
+            {
+                count += r.offsetNs() < limitNs ? 1 : 0;
+            }
+        }
+        return 0 == settings.maxRequests() ? count : Math.min(count, settings.maxRequests());
     }
 
     private boolean limitReached()
@@ -270,7 +291,7 @@ public final class LoadRun implements ExchangeListener
     private void send(final PlannedRequest request, final long intendedNs)
     {
         final byte[] body = bodies.body(request).getBytes(StandardCharsets.UTF_8);
-        inFlight.incrementAndGet();
+        peakInFlight = Math.max(peakInFlight, inFlight.incrementAndGet());
         sent++;
         client.submit(new Exchange(request.index(), intendedNs, bodies.path(), Unpooled.wrappedBuffer(body),
             bodies.stream(), request.promptTokens(), this));

@@ -23,15 +23,15 @@ public final class ResultTable
     public static void print(final ObjectNode report, final PrintStream out)
     {
         out.println();
-        out.println(String.format(Locale.ROOT, "%-18s %9s %7s %9s %11s %17s %17s %17s %10s %8s", "point",
-            "completed", "failed", "req/s", "out tok/s", "TTFT p50/p99 ms", "ITL p50/p99 ms", "E2E p50/p99 ms",
+        out.println(String.format(Locale.ROOT, "%-18s %9s %7s %7s %9s %11s %17s %17s %17s %10s %8s", "point",
+            "completed", "failed", "peak", "req/s", "out tok/s", "TTFT p50/p99 ms", "ITL p50/p99 ms", "E2E p50/p99 ms",
             "late p99", "goodput"));
         for (final JsonNode point : report.path("points"))
         {
             final JsonNode latency = point.path("latency_ms");
-            out.println(String.format(Locale.ROOT, "%-18s %,9d %,7d %9.2f %,11.1f %17s %17s %17s %10s %7.1f%%",
+            out.println(String.format(Locale.ROOT, "%-18s %,9d %,7d %,7d %9.2f %,11.1f %17s %17s %17s %10s %7.1f%%",
                 truncate(point.path("label").asText(), 18), point.path("requests").path("completed").asLong(),
-                point.path("requests").path("failed").asLong(),
+                point.path("requests").path("failed").asLong(), point.path("requests").path("peak_in_flight").asLong(),
                 point.path("throughput").path("requests_per_s").asDouble(),
                 point.path("throughput").path("output_tokens_per_s").asDouble(),
                 pair(latency.path("ttft")), pair(latency.path("itl")), pair(latency.path("e2e")),
@@ -68,6 +68,10 @@ public final class ResultTable
         if (planned > 0 && sent > 0 && sent < planned)
         {
             eta = String.format(Locale.ROOT, " | ETA %.0fs", (planned - sent) * seconds / sent);
+        }
+        else if (sent >= planned && inFlight > 0)
+        {
+            eta = " | draining";
         }
         return String.format(Locale.ROOT, "[%s %5.0fs] sent %,d  done %,d  failed %,d  in flight %,d | %.1f req/s%s",
             label, seconds, sent, completed, failed, inFlight, rate, eta);

@@ -32,6 +32,7 @@ public final class RunRecorder
     long promptTokens;
     long outputTokens;
     long goodRequests;
+    long peakInFlight;
     long[] completedPerSecond = new long[64];
     long[] outputTokensPerSecond = new long[64];
     long[] startedPerSecond = new long[64];
@@ -144,6 +145,7 @@ public final class RunRecorder
         total.dispatchLatenessNs.add(dispatchLatenessNs);
         errors.forEach((k, v) -> total.errors.merge(k, v, Long::sum));
         total.started += started;
+        total.peakInFlight = Math.max(total.peakInFlight, peakInFlight);
         total.completed += completed;
         total.failed += failed;
         total.promptTokens += promptTokens;

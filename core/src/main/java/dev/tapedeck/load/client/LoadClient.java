@@ -18,12 +18,12 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import dev.tapedeck.net.Transport;
 
 /**
- * The load generator's HTTP/1.1 client: a few event loops ("lanes"), each with its own keep-alive connections to one
- * server, running streaming and non-streaming OpenAI requests ({@link Exchange}) and timing every token-bearing
+ * The load generator's HTTP/1.1 client: a few event loops and, per loop and server, a "lane" with its own keep-alive
+ * connections, running streaming and non-streaming OpenAI requests ({@link Exchange}) and timing every token-bearing
  * event. A connection carries one exchange at a time (no pipelining), so N concurrent streams use N connections.
  * <p>
- * {@link #submit} is thread safe (exchanges are spread over the lanes round robin); everything else about an
- * exchange happens on its lane's event loop.
+ * {@link #submit} is thread safe (exchanges are spread over the lanes round robin, so over several servers in
+ * turn); everything else about an exchange happens on its lane's event loop.
  */
 public final class LoadClient implements AutoCloseable
 {
@@ -32,31 +32,59 @@ public final class LoadClient implements AutoCloseable
     private final AtomicInteger next = new AtomicInteger();
 
     /**
-     * @param baseUrl {@code http://host:port} (a path prefix is allowed and ignored here; paths are absolute).
+     * One server.
+     *
+     * @param baseUrl {@code http://host:port}.
      * @param threads event loops.
-     * @param headers extra headers on every request (API key, custom), in order.
-     * @param timeoutNs longest an exchange may take before it fails as {@code timeout}.
+     * @param headers extra headers on every request.
+     * @param timeoutNs longest an exchange may take.
      * @param transport Netty transport.
      */
     public LoadClient(final URI baseUrl, final int threads, final Map<String, String> headers, final long timeoutNs,
         final Transport transport)
     {
-        if (!"http".equals(baseUrl.getScheme()) || null == baseUrl.getHost())
+        this(List.of(baseUrl), threads, headers, timeoutNs, transport);
+    }
+
+    /**
+     * @param baseUrls {@code http://host:port} of each server; exchanges go to them in turn (a path prefix is allowed
+     *     and ignored here; paths are absolute).
+     * @param threads event loops.
+     * @param headers extra headers on every request (API key, custom), in order.
+     * @param timeoutNs longest an exchange may take before it fails as {@code timeout}.
+     * @param transport Netty transport.
+     */
+    public LoadClient(final List<URI> baseUrls, final int threads, final Map<String, String> headers,
+        final long timeoutNs, final Transport transport)
+    {
+        if (baseUrls.isEmpty())
         {
-            throw new IllegalArgumentException("--url must be http://host[:port], got " + baseUrl);
+            throw new IllegalArgumentException("give at least one --url");
         }
-        final int port = -1 == baseUrl.getPort() ? 80 : baseUrl.getPort();
-        final InetSocketAddress address = new InetSocketAddress(baseUrl.getHost(), port);
-        final String hostHeader = baseUrl.getHost() + (-1 == baseUrl.getPort() ? "" : ":" + port);
         group = new MultiThreadIoEventLoopGroup(threads, transport.ioHandlerFactory());
         final Bootstrap template = new Bootstrap().group(group).channel(transport.socketChannel())
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
                 (int)Math.min(30_000, TimeUnit.NANOSECONDS.toMillis(timeoutNs)));
         final Map<String, String> fixed = new LinkedHashMap<>(headers);
+        final List<io.netty.channel.EventLoop> loops = new ArrayList<>();
         for (int i = 0; i < threads; i++)
         {
-            lanes.add(new Lane(group.next(), template, address, hostHeader, fixed, timeoutNs));
+            loops.add(group.next());
+        }
+        // lanes interleaved so that consecutive exchanges go to the next server, each server's lanes on every loop
+        for (int i = 0; i < threads * baseUrls.size(); i++)
+        {
+            final URI baseUrl = baseUrls.get(i % baseUrls.size());
+            if (!"http".equals(baseUrl.getScheme()) || null == baseUrl.getHost())
+            {
+                group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+                throw new IllegalArgumentException("--url must be http://host[:port], got " + baseUrl);
+            }
+            final int port = -1 == baseUrl.getPort() ? 80 : baseUrl.getPort();
+            final String hostHeader = baseUrl.getHost() + (-1 == baseUrl.getPort() ? "" : ":" + port);
+            lanes.add(new Lane(loops.get((i / baseUrls.size()) % threads), template,
+                new InetSocketAddress(baseUrl.getHost(), port), hostHeader, fixed, timeoutNs));
         }
     }
 

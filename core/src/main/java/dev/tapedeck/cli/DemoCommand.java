@@ -1,0 +1,147 @@
+package dev.tapedeck.cli;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import picocli.CommandLine;
+
+/**
+ * {@code tapedeck demo}: starts {@code serve} in this process on free ports and replays a bundled real trace through
+ * {@code load} against it, time-compressed until thousands of streams run at once; prints the table and writes the
+ * reports. Runs on the calling thread; the server is shut down before it returns.
+ */
+@CommandLine.Command(
+    name = "demo",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    sortOptions = false,
+    description = {
+        "Start a simulated vLLM fleet in this process and replay a real production trace against it (the Mooncake " +
+            "FAST'25 conversation trace, Apache-2.0), compressed in time until more than a thousand streams are in " +
+            "flight. Prints the result table and writes a JSON and an HTML report.",
+        "Example: tapedeck demo --max-seconds 30 --report demo.json --html demo.html"})
+public final class DemoCommand implements Callable<Integer>
+{
+    private static final String TRACE_RESOURCE = "/dev/tapedeck/demo/mooncake_fast25/conversation_trace.jsonl";
+
+    @CommandLine.Option(names = "--instances", defaultValue = "16", paramLabel = "N",
+        description = "Simulated GPUs, each an independent `serve` instance with its own engine, on free ports; " +
+            "requests go to them in turn (default: ${DEFAULT-VALUE}).")
+    int instances;
+
+    @CommandLine.Option(names = "--time-scale", defaultValue = "0.04", paramLabel = "X",
+        description = "Multiply the trace's arrival times by X (default: ${DEFAULT-VALUE}, 25 times faster than the " +
+            "trace was recorded).")
+    double timeScale;
+
+    @CommandLine.Option(names = "--max-seconds", defaultValue = "45", paramLabel = "S",
+        description = "Stop sending after S seconds; requests in flight then get --drain-timeout (default: " +
+            "${DEFAULT-VALUE}).")
+    double maxSeconds;
+
+    @CommandLine.Option(names = "--drain-timeout", defaultValue = "60s", paramLabel = "DURATION",
+        description = "How long requests still running at the end may take (default: ${DEFAULT-VALUE}).")
+    String drainTimeout;
+
+    @CommandLine.Option(names = "--report", defaultValue = "tapedeck-demo.json", paramLabel = "FILE",
+        description = "JSON report (default: ${DEFAULT-VALUE}).")
+    Path report;
+
+    @CommandLine.Option(names = "--html", defaultValue = "tapedeck-demo.html", paramLabel = "FILE",
+        description = "HTML report (default: ${DEFAULT-VALUE}).")
+    Path html;
+
+    @CommandLine.Option(names = "--workload", paramLabel = "FILE",
+        description = "Replay this workload instead of the bundled trace (any format `load` reads).")
+    Path workload;
+
+    @CommandLine.Option(names = "--serve-arg", paramLabel = "ARG",
+        description = "Extra `serve` flag for the simulated instances, repeatable " +
+            "(e.g. --serve-arg=--max-num-seqs=512).")
+    List<String> serveArgs = new ArrayList<>();
+
+    @CommandLine.Option(names = "--load-arg", paramLabel = "ARG",
+        description = "Extra `load` flag, repeatable (e.g. --load-arg=--prompt-format=tokens).")
+    List<String> loadArgs = new ArrayList<>();
+
+    @CommandLine.Option(names = "--quiet", description = "No progress line.")
+    boolean quiet;
+
+    @Override
+    public Integer call() throws Exception
+    {
+        if (instances < 1 || !(timeScale > 0) || !(maxSeconds > 0))
+        {
+            throw new IllegalArgumentException("--instances, --time-scale and --max-seconds must be positive");
+        }
+        final Path trace = null != workload ? workload : extractBundledTrace();
+        final ServeCommand serve = new ServeCommand();
+        final List<String> serveFlags = new ArrayList<>(List.of("--port", "0", "--instances",
+            Integer.toString(instances), "--max-model-len", "131072", "--max-waiting-queue-length", "100000"));
+        serveFlags.addAll(serveArgs);
+        new CommandLine(serve).setCaseInsensitiveEnumValuesAllowed(true).parseArgs(serveFlags.toArray(String[]::new));
+        final ServeCommand.Started started = serve.start();
+        try
+        {
+            final StringBuilder urls = new StringBuilder();
+            for (final int port : started.server().ports())
+            {
+                urls.append(urls.length() > 0 ? "," : "").append("http://127.0.0.1:").append(port);
+            }
+            System.err.printf(Locale.ROOT, "tapedeck demo: %d simulated GPU(s) (%s) on %s%n", instances,
+                started.configs().get(0).latencyModel().describe(), urls);
+            System.err.printf(Locale.ROOT, "tapedeck demo: replaying %s at time scale %s for up to %s s%n",
+                null != workload ? workload : "the Mooncake FAST'25 conversation trace (Apache-2.0)", timeScale,
+                maxSeconds);
+            final List<String> loadFlags = new ArrayList<>(List.of("--url", urls.toString(), "--workload",
+                trace.toString(), "--time-scale", Double.toString(timeScale), "--max-seconds",
+                Double.toString(maxSeconds), "--drain-timeout", drainTimeout, "--model",
+                started.options().modelNameForResponses(), "--report", report.toString(), "--html", html.toString(),
+                "--scrape-metrics", "http://127.0.0.1:" + started.server().ports().get(0) + "/metrics"));
+            if (quiet)
+            {
+                loadFlags.add("--quiet");
+            }
+            loadFlags.addAll(loadArgs);
+            final LoadCommand load = new LoadCommand();
+            new CommandLine(load).setCaseInsensitiveEnumValuesAllowed(true)
+                .parseArgs(loadFlags.toArray(String[]::new));
+            return load.call();
+        }
+        finally
+        {
+            started.server().shutdown(TimeUnit.SECONDS.toNanos(1));
+            if (null != started.recorder())
+            {
+                started.recorder().close();
+            }
+            started.tokenizer().close();
+            if (null == workload)
+            {
+                Files.deleteIfExists(trace);
+            }
+        }
+    }
+
+    private static Path extractBundledTrace() throws IOException
+    {
+        try (InputStream in = DemoCommand.class.getResourceAsStream(TRACE_RESOURCE))
+        {
+            if (null == in)
+            {
+                throw new IOException("the bundled trace " + TRACE_RESOURCE + " is missing from the jar (rebuild)");
+            }
+            final Path file = Files.createTempFile("tapedeck-demo-", ".mooncake.jsonl");
+            Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING);
+            return file;
+        }
+    }
+}
