@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The load generator at scale against `tapedeck serve` on this machine (loopback), and its non-streaming request
+# rate next to wrk's against the same server. Prints one line per measurement and leaves the JSON reports in
+# bench/target/load-scale/.
+# Usage: bench/scripts/load-scale.sh [streams=10000] [rate=5000] [seconds=30]
+# Needs: wrk (apt-get install -y wrk) for the last measurement; skipped when missing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+streams="${1:-10000}"; rate="${2:-5000}"; seconds="${3:-30}"
+jar=core/target/tapedeck.jar
+[ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package
+out=bench/target/load-scale; mkdir -p "$out"
+java_run() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" "$@"; }
+port=18700
+# a server with room for every stream: fixed 50 ms inter-token latency (knob model), no batching limit in the way
+java_run serve --port "$port" --latency-model knob --time-to-first-token 20ms --inter-token-latency 50ms \
+    --max-num-seqs 20000 --max-num-batched-tokens 1000000 --max-waiting-queue-length 100000 \
+    --socket-send-buffer 16k >"$out/serve.log" 2>&1 &
+serve_pid=$!
+trap 'kill $serve_pid 2>/dev/null || true' EXIT
+until curl -s -o /dev/null "http://127.0.0.1:$port/health"; do sleep 0.1; done
+url="http://127.0.0.1:$port"
+summary() { python3 - "$1" "$2" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["points"][0]
+l = p["latency_ms"]
+print(f'{sys.argv[2]}: completed {p["requests"]["completed"]:,} failed {p["requests"]["failed"]:,} '
+      f'peak in flight {p["requests"]["peak_in_flight"]:,} | {p["throughput"]["requests_per_s"]:,.0f} req/s '
+      f'{p["throughput"]["output_tokens_per_s"]:,.0f} out tok/s | dispatch lateness p50 {l["dispatch_lateness"]["p50"]} '
+      f'p99 {l["dispatch_lateness"]["p99"]} ms | ITL p50 {l["itl"].get("p50", "-")} p99 {l["itl"].get("p99", "-")} ms | '
+      f'E2E p50 {l["e2e"]["p50"]} ms | errors {p["errors"]}')
+PY
+}
+# 1. sustained streams: closed loop, each stream 400 tokens at 50 ms (20 s long)
+java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --duration "${seconds}s" --warmup 5 \
+    --prompt-tokens 32 --output-tokens 400 --ignore-eos --drain-timeout 60s --quiet --report "$out/streams.json" >/dev/null
+summary "$out/streams.json" "closed loop $streams streams"
+# 2. open-loop rate: short streams at $rate requests/s
+java_run load --url "$url" --model Qwen/Qwen3-8B --rate "$rate" --arrivals constant --duration "${seconds}s" --warmup 5 \
+    --prompt-tokens 32 --output-tokens 8 --ignore-eos --quiet --report "$out/rate.json" >/dev/null
+summary "$out/rate.json" "open loop $rate req/s"
+# 3. non-streaming request rate, load vs wrk, 64 connections each, against a server answering at once
+kill $serve_pid; wait $serve_pid 2>/dev/null || true
+java_run serve --port "$port" --latency-model knob --time-to-first-token 0 --inter-token-latency 0 \
+    --max-num-seqs 20000 >"$out/serve-fast.log" 2>&1 &
+serve_pid=$!
+until curl -s -o /dev/null "http://127.0.0.1:$port/health"; do sleep 0.1; done
+body='{"model":"Qwen/Qwen3-8B","prompt":"hello there","max_tokens":4,"ignore_eos":true}'
+curl -s -o /dev/null -H 'content-type: application/json' -d "$body" "$url/v1/completions"
+java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3 --no-stream --prompt-tokens 2 \
+    --output-tokens 4 --ignore-eos --quiet --report "$out/nostream.json" >/dev/null
+summary "$out/nostream.json" "load --no-stream, 64 connections"
+if command -v wrk >/dev/null; then
+    cat >"$out/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$body'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+    wrk -t 1 -c 64 -d 15s -s "$out/post.lua" "$url/v1/completions" | grep -E "Requests/sec|Latency|errors" |
+        sed 's/^/wrk 64 connections: /'
+fi
