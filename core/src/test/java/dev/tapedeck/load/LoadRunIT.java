@@ -66,7 +66,9 @@ class LoadRunIT
             assertEquals(expectedPrompt, r.promptTokens, "the server counted exactly the planned prompt tokens");
             assertEquals(40 * 8, r.outputTokens);
             assertEquals(40, r.ttftNs.getTotalCount());
-            assertEquals(40 * 7, r.itlNs.getTotalCount(), "one gap per token after the first");
+            // one gap per token after the first event; on a loaded machine the first event can carry two tokens
+            final long gaps = r.itlNs.getTotalCount();
+            assertTrue(gaps <= 40 * 7 && gaps >= 40 * 6, "per-token gaps: " + gaps);
             assertEquals(40, r.dispatchLatenessNs.getTotalCount(), "every send's lateness is recorded");
             assertTrue(result.measuredSeconds() >= 0.9, "the plan spans about a second: " + result.measuredSeconds());
         }
