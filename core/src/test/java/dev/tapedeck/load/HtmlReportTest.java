@@ -212,7 +212,7 @@ class HtmlReportTest
         }
         assertTrue(html.contains("each point is the mean of 12 s"), "the caption says how it was downsampled");
         assertTrue(html.contains("time since start (min)"));
-        assertTrue(html.length() < 400_000, "page size " + html.length());
+        assertTrue(html.length() < 150_000, "page size " + html.length());
     }
 
     @Test
