@@ -150,10 +150,18 @@ public final class LoadJob
         {
             LoadReport.write(report, settings.report());
         }
+        if (null != settings.html())
+        {
+            HtmlReport.write(report, settings.html());
+        }
         ResultTable.print(report, out);
         if (null != settings.report())
         {
             out.println("report: " + settings.report());
+        }
+        if (null != settings.html())
+        {
+            out.println("html report: " + settings.html());
         }
         return report;
     }

@@ -51,5 +51,7 @@ class DemoIT
         assertTrue(requests.path("peak_in_flight").asLong() >= 1);
         assertEquals(8 * requests.path("completed").asLong(), point.path("tokens").path("output_total").asLong());
         assertTrue(Files.size(report) > 1000);
+        final String html = Files.readString(dir.resolve("demo.html"));
+        assertTrue(html.contains("<svg") && html.contains("mooncake"), "the HTML report has its charts");
     }
 }

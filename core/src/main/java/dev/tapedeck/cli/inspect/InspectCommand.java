@@ -12,9 +12,9 @@ import dev.tapedeck.cli.VersionProvider;
     name = "inspect",
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
-    description = "Offline tools for traces and workloads (docs/inspect.md).",
+    description = "Offline tools for traces, workloads and load reports (docs/inspect.md).",
     subcommands = {ConvertCommand.class, SummarizeCommand.class, PerfettoCommand.class, ValidateCommand.class,
-        FingerprintCommand.class, GenDemoCommand.class, CommandLine.HelpCommand.class})
+        FingerprintCommand.class, GenDemoCommand.class, ReportCommand.class, CommandLine.HelpCommand.class})
 public final class InspectCommand implements Runnable
 {
     @CommandLine.Spec
