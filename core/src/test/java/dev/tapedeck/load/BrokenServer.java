@@ -128,9 +128,9 @@ final class BrokenServer implements AutoCloseable
 
     private static String chunk(final int index)
     {
-        return "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" w" + index +
-            "\",\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":" + (index + 1) +
-            "}}\n\n";
+        return "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0," +
+            "\"text\":\" w" + index + "\",\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":10," +
+            "\"completion_tokens\":" + (index + 1) + "}}\n\n";
     }
 
     /** Serves one connection. */

@@ -159,8 +159,9 @@ class WorkloadFormatsIT
         final StringBuilder out = new StringBuilder();
         for (final String[] row : azureRows(30))
         {
-            out.append(String.format(Locale.ROOT, "{\"timestamp\": %.7f, \"input_length\": %s, \"output_length\": %s}%n",
-                epochSeconds(row[0]), row[1], row[2]));
+            out.append(String.format(Locale.ROOT,
+                "{\"timestamp\": %.7f, \"input_length\": %s, \"output_length\": %s}%n", epochSeconds(row[0]),
+                row[1], row[2]));
         }
         Files.writeString(file, out);
         replay(file, WorkloadFormat.GUIDELLM_REPLAY, 0, 0.02);
