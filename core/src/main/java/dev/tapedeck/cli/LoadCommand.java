@@ -276,7 +276,7 @@ public final class LoadCommand implements Callable<Integer>
                     final LoadPlan plan = LoadPlan.fromRate(value, ArrivalProcess.parse(arrivals), runSeconds,
                         LengthDistribution.parse(promptTokens), outputDistribution(), seed, maxRequests);
                     points.add(new LoadJob.PointSpec("rate=" + level.trim(), value, new LoadRun.Settings(plan,
-                        LoadRun.Mode.OPEN, 0, maxRequests, runSeconds, warmupSeconds, drainTimeoutNs, objectives,
+                        LoadRun.Mode.OPEN, 0, maxRequests, maxSeconds, warmupSeconds, drainTimeoutNs, objectives,
                         "rate=" + level.trim())));
                 }
                 else
@@ -342,6 +342,27 @@ public final class LoadCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--sweep must be concurrency=N,N,... or rate=R,R,..., got '" + sweep +
                 "'");
+        }
+        if (null != sweep)
+        {
+            final boolean concurrencySweep = sweep.toLowerCase(Locale.ROOT).startsWith("concurrency");
+            for (final String level : sweep.split("=", 2)[1].split(","))
+            {
+                final double value;
+                try
+                {
+                    value = Double.parseDouble(level);
+                }
+                catch (final NumberFormatException ex)
+                {
+                    throw new IllegalArgumentException("--sweep level '" + level + "' is not a number");
+                }
+                if (concurrencySweep ? value < 1 || value != Math.rint(value) : !(value > 0))
+                {
+                    throw new IllegalArgumentException("--sweep levels must be " + (concurrencySweep ?
+                        "whole numbers >= 1" : "rates > 0") + ", got '" + level + "'");
+                }
+            }
         }
         final boolean closed = null != concurrency || (null != sweep && sweep.toLowerCase(Locale.ROOT)
             .startsWith("concurrency"));

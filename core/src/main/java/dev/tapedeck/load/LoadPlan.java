@@ -96,7 +96,7 @@ public record LoadPlan(List<PlannedRequest> requests, int sessions, int blockSiz
         final List<PlannedRequest> planned = new ArrayList<>();
         final double meanGapNs = 1e9 / ratePerS;
         long offsetNs = 0;
-        while (offsetNs <= durationS * 1e9 && (0 == maxRequests || planned.size() < maxRequests))
+        while (offsetNs < durationS * 1e9 && (0 == maxRequests || planned.size() < maxRequests))
         {
             planned.add(new PlannedRequest(planned.size(), offsetNs, prompt.draw(random), output.draw(random), null,
                 -1, 0, 0));
