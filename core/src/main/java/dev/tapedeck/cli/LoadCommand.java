@@ -205,6 +205,7 @@ public final class LoadCommand implements Callable<Integer>
     @Override
     public Integer call() throws Exception
     {
+        validate(); // bad flags fail before the tokenizer is loaded
         final Tokenizer promptTokenizer = null == tokenizer ? new BuiltinTokenizer() : new HfTokenizer(tokenizer);
         try
         {
