@@ -13,12 +13,13 @@ import org.agrona.collections.Long2LongHashMap;
  * Timers fire at or after their deadline, never before: a poll compares exact deadlines; the ticks (4.2 ms) only
  * decide how many spokes one poll walks. The earliest deadline comes from a small binary heap beside the wheel (the
  * wheel can only answer it by visiting every slot); heap entries of fired or cancelled timers are dropped lazily
- * when they reach the top.
+ * when they reach the top. The load generator's dispatcher uses the same clock for its send times.
  * <b>Not thread safe.</b>
  */
-final class StepClock implements DeadlineTimerWheel.TimerHandler
+public final class StepClock implements DeadlineTimerWheel.TimerHandler
 {
-    static final long NO_DEADLINE = Long.MAX_VALUE;
+    /** {@link #earliestDeadlineNs()} when no timer is scheduled. */
+    public static final long NO_DEADLINE = Long.MAX_VALUE;
     private static final long TICK_RESOLUTION_NS = 1L << 22;
     private static final int TICKS_PER_WHEEL = 512;
     private static final int EXPIRY_LIMIT = Integer.MAX_VALUE;
@@ -33,10 +34,27 @@ final class StepClock implements DeadlineTimerWheel.TimerHandler
 
     StepClock(final long startNs)
     {
-        wheel = new DeadlineTimerWheel(TimeUnit.NANOSECONDS, startNs, TICK_RESOLUTION_NS, TICKS_PER_WHEEL);
+        this(startNs, TICK_RESOLUTION_NS, TICKS_PER_WHEEL);
     }
 
-    long schedule(final long deadlineNs, final long nowNs)
+    /**
+     * @param startNs the clock's start ({@link System#nanoTime()} or virtual).
+     * @param tickResolutionNs wheel tick, a power of two.
+     * @param ticksPerWheel spokes, a power of two.
+     */
+    public StepClock(final long startNs, final long tickResolutionNs, final int ticksPerWheel)
+    {
+        wheel = new DeadlineTimerWheel(TimeUnit.NANOSECONDS, startNs, tickResolutionNs, ticksPerWheel);
+    }
+
+    /**
+     * Schedule a timer.
+     *
+     * @param deadlineNs when it is due.
+     * @param nowNs the current time.
+     * @return its id.
+     */
+    public long schedule(final long deadlineNs, final long nowNs)
     {
         if (0 == wheel.timerCount())
         {
@@ -49,7 +67,12 @@ final class StepClock implements DeadlineTimerWheel.TimerHandler
         return timerId;
     }
 
-    void cancel(final long timerId)
+    /**
+     * Cancel a timer (no-op if it fired).
+     *
+     * @param timerId its id.
+     */
+    public void cancel(final long timerId)
     {
         if (wheel.cancelTimer(timerId))
         {
@@ -58,7 +81,14 @@ final class StepClock implements DeadlineTimerWheel.TimerHandler
         }
     }
 
-    int poll(final long nowNs, final DeadlineTimerWheel.TimerHandler timerHandler)
+    /**
+     * Fire every timer due at {@code nowNs}.
+     *
+     * @param nowNs the current time.
+     * @param timerHandler told about each expiry.
+     * @return timers fired.
+     */
+    public int poll(final long nowNs, final DeadlineTimerWheel.TimerHandler timerHandler)
     {
         if (nowNs < earliestDeadlineNs())
         {
@@ -80,16 +110,25 @@ final class StepClock implements DeadlineTimerWheel.TimerHandler
         return expired;
     }
 
-    long earliestDeadlineNs()
+    /**
+     * @return the earliest pending deadline, or {@link #NO_DEADLINE}.
+     */
+    public long earliestDeadlineNs()
     {
         return 0 == heapSize ? NO_DEADLINE : heapDeadlines[0];
     }
 
-    int timerCount()
+    /**
+     * @return pending timers.
+     */
+    public int timerCount()
     {
         return (int)wheel.timerCount();
     }
 
+    /**
+     * Wheel callback; not for callers.
+     */
     @Override
     public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
     {

@@ -13,6 +13,7 @@ import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
+import dev.tapedeck.engine.StepClock;
 import dev.tapedeck.load.client.Exchange;
 import dev.tapedeck.load.client.ExchangeListener;
 import dev.tapedeck.load.client.LoadClient;
@@ -35,7 +36,7 @@ public final class LoadRun implements ExchangeListener
 {
     private static final long TICK_NS = 1L << 16;
     private static final long LOOKAHEAD_NS = TimeUnit.MILLISECONDS.toNanos(50);
-    private static final long MAX_PARK_NS = TimeUnit.MICROSECONDS.toNanos(200);
+    private static final long MAX_PARK_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final long START_LEAD_NS = TimeUnit.MILLISECONDS.toNanos(20);
 
     /** Open loop (the plan's times) or closed loop (a fixed number in flight). */
@@ -113,6 +114,7 @@ public final class LoadRun implements ExchangeListener
     private final AtomicLong inFlight = new AtomicLong();
     private volatile Thread dispatcher;
     private volatile boolean stopRequested;
+    private volatile boolean draining;
     private long runStartNs;
     private long measuredFromNs;
     private long sent;
@@ -183,6 +185,7 @@ public final class LoadRun implements ExchangeListener
                     (Mode.OPEN == settings.mode() && scheduler.exhausted()))
                 {
                     sending = false;
+                    draining = true;
                     sendingEndedNs = nowNs;
                 }
                 else
@@ -331,6 +334,7 @@ public final class LoadRun implements ExchangeListener
             r.onFailed(second(endNs), errorKind, measured);
             failed.incrementAndGet();
         }
+        inFlight.decrementAndGet();
         final Completion completion = new Completion(exchange.planIndex(), endNs);
         if (!completions.offer(completion))
         {
@@ -339,9 +343,10 @@ public final class LoadRun implements ExchangeListener
                 overflow.add(completion);
             }
         }
-        inFlight.decrementAndGet();
+        // wake the dispatcher only when it acts on completions: closed loop, session turns, the drain
         final Thread t = dispatcher;
-        if (null != t)
+        if (null != t && (Mode.CLOSED == settings.mode() || draining ||
+            settings.plan().requests().get(exchange.planIndex()).session() >= 0))
         {
             LockSupport.unpark(t);
         }
@@ -364,21 +369,20 @@ public final class LoadRun implements ExchangeListener
     {
         private final LoadPlan plan;
         private final long startNs;
-        private final DeadlineTimerWheel wheel;
+        private final StepClock clock;
         private final Long2LongHashMap planIndexByTimer = new Long2LongHashMap(-1);
         private final Long2LongHashMap deadlineByTimer = new Long2LongHashMap(Long.MIN_VALUE);
         private final boolean[] sessionBusy;
         private final long[] sessionLastEndNs;
         private final List<ArrayDeque<PlannedRequest>> sessionWaiting;
         private int cursor;
-        private long nextDeadlineNs = Long.MAX_VALUE;
         private int closedRequests;
 
         Scheduler(final LoadPlan plan, final long startNs)
         {
             this.plan = plan;
             this.startNs = startNs;
-            this.wheel = new DeadlineTimerWheel(TimeUnit.NANOSECONDS, startNs, TICK_NS, 1024);
+            this.clock = new StepClock(startNs, TICK_NS, 1024);
             this.sessionBusy = new boolean[plan.sessions()];
             this.sessionLastEndNs = new long[plan.sessions()];
             this.sessionWaiting = new java.util.ArrayList<>(java.util.Collections.nCopies(plan.sessions(),
@@ -415,27 +419,14 @@ public final class LoadRun implements ExchangeListener
 
         void at(final long deadlineNs, final int planIndex)
         {
-            final long timerId = wheel.scheduleTimer(deadlineNs);
+            final long timerId = clock.schedule(deadlineNs, System.nanoTime());
             planIndexByTimer.put(timerId, planIndex);
             deadlineByTimer.put(timerId, deadlineNs);
-            nextDeadlineNs = Math.min(nextDeadlineNs, deadlineNs);
         }
 
         void poll(final long nowNs)
         {
-            if (nowNs - nextDeadlineNs < 0)
-            {
-                return;
-            }
-            long tickBefore;
-            do
-            {
-                tickBefore = wheel.currentTickTime();
-                wheel.poll(nowNs, this, Integer.MAX_VALUE);
-            }
-            while (wheel.timerCount() > 0 && wheel.currentTickTime() != tickBefore &&
-                wheel.currentTickTime() - nowNs <= 0);
-            nextDeadlineNs = wheel.timerCount() > 0 ? nowNs + TICK_NS : Long.MAX_VALUE;
+            clock.poll(nowNs, this);
         }
 
         @Override
@@ -503,7 +494,7 @@ public final class LoadRun implements ExchangeListener
 
         boolean exhausted()
         {
-            if (cursor < plan.requests().size() || wheel.timerCount() > 0)
+            if (cursor < plan.requests().size() || clock.timerCount() > 0)
             {
                 return false;
             }
@@ -522,7 +513,7 @@ public final class LoadRun implements ExchangeListener
             final List<PlannedRequest> requests = plan.requests();
             final long nextFeedNs = Mode.OPEN == settings.mode() && cursor < requests.size() ?
                 startNs + requests.get(cursor).offsetNs() - LOOKAHEAD_NS : Long.MAX_VALUE;
-            return Math.min(nextDeadlineNs, nextFeedNs);
+            return Math.min(clock.earliestDeadlineNs(), nextFeedNs);
         }
     }
 }

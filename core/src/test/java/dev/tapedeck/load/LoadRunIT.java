@@ -29,8 +29,14 @@ class LoadRunIT
     private static RunResult run(final TestServer server, final LoadRun.Settings settings, final boolean stream,
         final RequestBodies.Endpoint endpoint) throws InterruptedException
     {
+        return run(server, settings, stream, endpoint, true);
+    }
+
+    private static RunResult run(final TestServer server, final LoadRun.Settings settings, final boolean stream,
+        final RequestBodies.Endpoint endpoint, final boolean continuousUsage) throws InterruptedException
+    {
         final PromptWords words = PromptWords.of(TestServer.tokenizer());
-        final RequestBodies bodies = new RequestBodies(endpoint, TestServer.MODEL, stream, true, false, true,
+        final RequestBodies bodies = new RequestBodies(endpoint, TestServer.MODEL, stream, true, false, continuousUsage,
             new PromptFactory(words, 7, settings.plan().blockSize(), false));
         try (LoadClient client = new LoadClient(URI.create("http://127.0.0.1:" + server.ports.get(0)), 1, Map.of(),
             TimeUnit.SECONDS.toNanos(30), Transport.select("auto")))
@@ -71,6 +77,24 @@ class LoadRunIT
             assertTrue(gaps <= 40 * 7 && gaps >= 40 * 6, "per-token gaps: " + gaps);
             assertEquals(40, r.dispatchLatenessNs.getTotalCount(), "every send's lateness is recorded");
             assertTrue(result.measuredSeconds() >= 0.9, "the plan spans about a second: " + result.measuredSeconds());
+        }
+    }
+
+    @Test
+    void shouldCountOneTokenPerTextChunkWithoutContinuousUsage() throws Exception
+    {
+        final LoadPlan plan = LoadPlan.pool(12, LengthDistribution.parse("30"), LengthDistribution.parse("6"), 3);
+        // 20 ms steps: every token gets its own chunk; the include_usage summary at the end adds no token
+        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+            new StepCoefficients("slow", 20_000, 0, 0, 0, 0, "test")))))
+        {
+            final RunResult result = run(server, new LoadRun.Settings(plan, LoadRun.Mode.CLOSED, 4, 12, 0, 0,
+                TimeUnit.SECONDS.toNanos(30), Slo.NONE, "chat"), true, RequestBodies.Endpoint.CHAT, false);
+            final RunRecorder r = result.recorder();
+            assertEquals(12, r.completed, r.errors.toString());
+            assertEquals(12 * 6, r.outputTokens, "usage from the summary chunk");
+            final long gaps = r.itlNs.getTotalCount();
+            assertTrue(gaps <= 12 * 5 && gaps >= 12 * 4, "one gap per text chunk after the first: " + gaps);
         }
     }
 

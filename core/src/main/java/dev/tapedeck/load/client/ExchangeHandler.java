@@ -200,24 +200,34 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
             fail("malformed_sse");
             return;
         }
-        if (ResponseScanner.isError(buf, start, to))
+        final int length = to - start;
+        final byte[] event = lane.scratch(length);
+        buf.getBytes(start, event, 0, length);
+        if (ResponseScanner.isError(event, 0, length))
         {
             fail("stream_error");
             return;
         }
-        if (ResponseScanner.isAbort(buf, start, to))
+        if (ResponseScanner.isAbort(event, 0, length))
         {
             exchange.aborted = true;
         }
-        final long completionBefore = exchange.usageCompletionTokens;
-        ResponseScanner.readUsage(buf, start, to, exchange);
-        if (ResponseScanner.carriesText(buf, start, to))
+        final boolean usageSeenBefore = exchange.usageCompletionTokens >= 0;
+        final long completionBefore = usageSeenBefore ? exchange.usageCompletionTokens : 0;
+        if (ResponseScanner.readUsage(event, 0, length, exchange))
         {
             // continuous usage stats give the cumulative count with every chunk: the difference is this chunk's
-            final long tokens = exchange.usageCompletionTokens > completionBefore && completionBefore >= 0 ?
-                exchange.usageCompletionTokens - completionBefore : exchange.usageCompletionTokens > 0 &&
-                completionBefore < 0 ? exchange.usageCompletionTokens : 1;
-            exchange.onTokenChunk(nowNs, tokens);
+            // tokens (none for the role chunk and the final usage chunk), no need to look for text; a first usage
+            // after text chunks without one is the include_usage summary, not new tokens
+            final long tokens = exchange.usageCompletionTokens - completionBefore;
+            if (tokens > 0 && (usageSeenBefore || 0 == exchange.tokensSeen))
+            {
+                exchange.onTokenChunk(nowNs, tokens);
+            }
+        }
+        else if (ResponseScanner.carriesText(event, 0, length))
+        {
+            exchange.onTokenChunk(nowNs, 1);
         }
     }
 
@@ -253,15 +263,16 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         }
         else
         {
-            final int from = pending.readerIndex();
-            final int to = pending.writerIndex();
-            if (to - from < 2 || '{' != pending.getByte(from) || ResponseScanner.isError(pending, from, to))
+            final int length = pending.readableBytes();
+            final byte[] body = lane.scratch(length);
+            pending.getBytes(pending.readerIndex(), body, 0, length);
+            if (length < 2 || '{' != body[0] || ResponseScanner.isError(body, 0, length))
             {
                 fail("malformed_json");
                 return;
             }
-            ResponseScanner.readUsage(pending, from, to, ended);
-            if (ResponseScanner.isAbort(pending, from, to))
+            ResponseScanner.readUsage(body, 0, length, ended);
+            if (ResponseScanner.isAbort(body, 0, length))
             {
                 finish("server_abort", keepAlive);
                 return;

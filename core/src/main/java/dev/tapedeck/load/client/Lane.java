@@ -33,6 +33,7 @@ final class Lane
     private final java.util.Set<ExchangeHandler> open = new java.util.HashSet<>();
     private int connections;
     private boolean closing;
+    private byte[] scratch = new byte[4096];
 
     Lane(final EventLoop loop, final Bootstrap template, final InetSocketAddress address, final String hostHeader,
         final Map<String, String> headers, final long timeoutNs)
@@ -188,6 +189,18 @@ final class Lane
                 handler.close();
             }
         });
+    }
+
+    /**
+     * A byte array of at least {@code size} bytes for reading one event or body (the lane's loop only; reused).
+     */
+    byte[] scratch(final int size)
+    {
+        if (scratch.length < size)
+        {
+            scratch = new byte[Math.max(size, scratch.length * 2)];
+        }
+        return scratch;
     }
 
     EventLoop loop()

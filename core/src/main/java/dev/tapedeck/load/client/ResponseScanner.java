@@ -2,10 +2,10 @@ package dev.tapedeck.load.client;
 
 import java.nio.charset.StandardCharsets;
 
-import io.netty.buffer.ByteBuf;
 
 /**
- * Reads what a load test needs from OpenAI-style response bytes without building JSON trees: whether an SSE event
+ * Reads what a load test needs from OpenAI-style response bytes (copied once into a byte array) without building
+ * JSON trees: whether an SSE event
  * carries generated text, and the {@code usage} token counts. Works on vLLM's, SGLang's and tapedeck's chunks
  * ({@code "text"} for completions, {@code "content"} / {@code "reasoning_content"} / {@code "reasoning"} for chat).
  * Stateless; thread safe.
@@ -34,7 +34,7 @@ final class ResponseScanner
      * @param to one past the last byte.
      * @return true when some choice carries non-empty text.
      */
-    static boolean carriesText(final ByteBuf buf, final int from, final int to)
+    static boolean carriesText(final byte[] buf, final int from, final int to)
     {
         for (final byte[] field : TEXT_FIELDS)
         {
@@ -42,7 +42,7 @@ final class ResponseScanner
             while (at >= 0)
             {
                 final int value = at + field.length;
-                if (value < to && '"' != buf.getByte(value))
+                if (value < to && '"' != buf[value])
                 {
                     return true;
                 }
@@ -56,7 +56,7 @@ final class ResponseScanner
      * @return true when the JSON has a top-level-looking {@code "error":} and no {@code "choices"} or
      *     {@code "object"} (an error event or body).
      */
-    static boolean isError(final ByteBuf buf, final int from, final int to)
+    static boolean isError(final byte[] buf, final int from, final int to)
     {
         return indexOf(buf, from, to, ERROR) >= 0 && indexOf(buf, from, to, CHOICES) < 0 &&
             indexOf(buf, from, to, OBJECT) < 0;
@@ -65,7 +65,7 @@ final class ResponseScanner
     /**
      * @return true when a choice finished with {@code "abort"} (the server gave up on the request).
      */
-    static boolean isAbort(final ByteBuf buf, final int from, final int to)
+    static boolean isAbort(final byte[] buf, final int from, final int to)
     {
         return indexOf(buf, from, to, ABORT) >= 0;
     }
@@ -73,13 +73,15 @@ final class ResponseScanner
     /**
      * Read {@code usage.prompt_tokens} and {@code usage.completion_tokens} into the exchange when present and not
      * null.
+     *
+     * @return true when the JSON carried a usage object with {@code completion_tokens}.
      */
-    static void readUsage(final ByteBuf buf, final int from, final int to, final Exchange exchange)
+    static boolean readUsage(final byte[] buf, final int from, final int to, final Exchange exchange)
     {
         final int usage = indexOf(buf, from, to, USAGE);
         if (usage < 0)
         {
-            return;
+            return false;
         }
         final long prompt = numberAfter(buf, usage, to, PROMPT_TOKENS);
         final long completion = numberAfter(buf, usage, to, COMPLETION_TOKENS);
@@ -91,9 +93,10 @@ final class ResponseScanner
         {
             exchange.usageCompletionTokens = completion;
         }
+        return completion >= 0;
     }
 
-    private static long numberAfter(final ByteBuf buf, final int from, final int to, final byte[] field)
+    private static long numberAfter(final byte[] buf, final int from, final int to, final byte[] field)
     {
         final int at = indexOf(buf, from, to, field);
         if (at < 0)
@@ -101,14 +104,14 @@ final class ResponseScanner
             return -1;
         }
         int i = at + field.length;
-        while (i < to && ' ' == buf.getByte(i))
+        while (i < to && ' ' == buf[i])
         {
             i++;
         }
         long value = -1;
         while (i < to)
         {
-            final byte b = buf.getByte(i++);
+            final byte b = buf[i++];
             if (b < '0' || b > '9')
             {
                 break;
@@ -118,18 +121,18 @@ final class ResponseScanner
         return value;
     }
 
-    static int indexOf(final ByteBuf buf, final int from, final int to, final byte[] needle)
+    static int indexOf(final byte[] buf, final int from, final int to, final byte[] needle)
     {
         final byte first = needle[0];
         final int last = to - needle.length;
         for (int i = from; i <= last; i++)
         {
-            if (first == buf.getByte(i))
+            if (first == buf[i])
             {
                 boolean match = true;
                 for (int j = 1; j < needle.length && match; j++)
                 {
-                    match = needle[j] == buf.getByte(i + j);
+                    match = needle[j] == buf[i + j];
                 }
                 if (match)
                 {
