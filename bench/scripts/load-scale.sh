@@ -12,8 +12,9 @@ jar=core/target/tapedeck.jar
 out=bench/target/load-scale; mkdir -p "$out"
 java_run() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" "$@"; }
 port=18700
-# a server with room for every stream: fixed 50 ms inter-token latency (knob model), no batching limit in the way
-java_run serve --port "$port" --latency-model knob --time-to-first-token 20ms --inter-token-latency 50ms \
+# a server with room for every stream: fixed 200 ms inter-token latency (knob model: one step every 200 ms), no
+# batching limit in the way
+java_run serve --port "$port" --latency-model knob --time-to-first-token 20ms --inter-token-latency 200ms \
     --max-num-seqs 20000 --max-num-batched-tokens 1000000 --max-waiting-queue-length 100000 \
     --socket-send-buffer 16k >"$out/serve.log" 2>&1 &
 serve_pid=$!
@@ -31,16 +32,19 @@ print(f'{sys.argv[2]}: completed {p["requests"]["completed"]:,} failed {p["reque
       f'E2E p50 {l["e2e"]["p50"]} ms | errors {p["errors"]}')
 PY
 }
-# 1. sustained streams: closed loop, each stream 400 tokens at 50 ms (20 s long)
+# 0. warm the server's JIT (not reported)
+java_run load --url "$url" --model Qwen/Qwen3-8B --rate 1000 --duration 10s --prompt-tokens 32 --output-tokens 4 \
+    --ignore-eos --quiet >/dev/null
+# 1. sustained streams: closed loop, each stream 100 tokens at 200 ms (20 s long); the first wave is warm-up
 java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --duration "${seconds}s" --warmup 5 \
-    --prompt-tokens 32 --output-tokens 400 --ignore-eos --drain-timeout 60s --quiet --report "$out/streams.json" >/dev/null
+    --prompt-tokens 32 --output-tokens 100 --ignore-eos --drain-timeout 60s --quiet --report "$out/streams.json" >/dev/null
 summary "$out/streams.json" "closed loop $streams streams"
-# 2. open-loop rate: short streams at $rate requests/s
+# 2. open-loop rate: short streams (4 tokens, 0.8 s) at $rate requests/s
 java_run load --url "$url" --model Qwen/Qwen3-8B --rate "$rate" --arrivals constant --duration "${seconds}s" --warmup 5 \
-    --prompt-tokens 32 --output-tokens 8 --ignore-eos --quiet --report "$out/rate.json" >/dev/null
+    --prompt-tokens 32 --output-tokens 4 --ignore-eos --quiet --report "$out/rate.json" >/dev/null
 summary "$out/rate.json" "open loop $rate req/s"
 # 3. non-streaming request rate, load vs wrk, 64 connections each, against a server answering at once
-kill $serve_pid; wait $serve_pid 2>/dev/null || true
+kill $serve_pid 2>/dev/null || true; wait $serve_pid 2>/dev/null || true
 java_run serve --port "$port" --latency-model knob --time-to-first-token 0 --inter-token-latency 0 \
     --max-num-seqs 20000 >"$out/serve-fast.log" 2>&1 &
 serve_pid=$!
