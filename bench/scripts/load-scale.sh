@@ -35,8 +35,10 @@ PY
 # 0. warm the server's JIT (not reported)
 java_run load --url "$url" --model Qwen/Qwen3-8B --rate 1000 --duration 10s --prompt-tokens 32 --output-tokens 4 \
     --ignore-eos --quiet >/dev/null
-# 1. sustained streams: closed loop, each stream 100 tokens at 200 ms (20 s long); the first wave is warm-up
-java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --duration "${seconds}s" --warmup 5 \
+# 1. sustained streams: closed loop, each stream 100 tokens at 200 ms (20 s long), started over 20 s; the ramp is
+#    warm-up, then $seconds s measured
+java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --ramp-up 20s \
+    --duration "$(( seconds + 20 ))s" --warmup 20 \
     --prompt-tokens 32 --output-tokens 100 --ignore-eos --drain-timeout 60s --quiet --report "$out/streams.json" >/dev/null
 summary "$out/streams.json" "closed loop $streams streams"
 # 2. open-loop rate: short streams (4 tokens, 0.8 s) at $rate requests/s

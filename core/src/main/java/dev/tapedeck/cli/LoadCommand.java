@@ -171,6 +171,12 @@ public final class LoadCommand implements Callable<Integer>
             "(counted as incomplete) (default: ${DEFAULT-VALUE}).")
     long drainTimeoutNs;
 
+    @CommandLine.Option(names = "--ramp-up", defaultValue = "0", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "Closed loop: spread the first C sends evenly over this time instead of sending them at once " +
+            "(default: ${DEFAULT-VALUE}).")
+    long rampUpNs;
+
     @CommandLine.Option(names = "--client-threads", defaultValue = "1", paramLabel = "N",
         description = "Client event loops (default: ${DEFAULT-VALUE}).")
     int clientThreads;
@@ -284,7 +290,7 @@ public final class LoadCommand implements Callable<Integer>
                 {
                     points.add(new LoadJob.PointSpec("concurrency=" + level.trim(), value, new LoadRun.Settings(
                         basePlan, LoadRun.Mode.CLOSED, (int)value, maxRequests, runSeconds, warmupSeconds,
-                        drainTimeoutNs, objectives, "concurrency=" + level.trim())));
+                        drainTimeoutNs, objectives, "concurrency=" + level.trim(), rampUpNs)));
                 }
             }
         }
@@ -292,7 +298,7 @@ public final class LoadCommand implements Callable<Integer>
         {
             points.add(new LoadJob.PointSpec("run", Double.NaN, new LoadRun.Settings(basePlan, mode,
                 null == concurrency ? 0 : concurrency, maxRequests, LoadRun.Mode.CLOSED == mode ? runSeconds :
-                maxSeconds, warmupSeconds, drainTimeoutNs, objectives, "run")));
+                maxSeconds, warmupSeconds, drainTimeoutNs, objectives, "run", rampUpNs)));
         }
         final String modelName = null != model ? model : discoverModel();
         final RequestBodies.Endpoint which = "chat".equalsIgnoreCase(endpoint) ? RequestBodies.Endpoint.CHAT :

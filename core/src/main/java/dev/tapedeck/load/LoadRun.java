@@ -60,10 +60,31 @@ public final class LoadRun implements ExchangeListener
      * @param drainTimeoutNs after the last send, how long running requests may take.
      * @param slo objectives for goodput.
      * @param label the run's name in reports ({@code run}, {@code concurrency=8}).
+     * @param rampUpNs closed loop: the first {@code concurrency} sends are spread evenly over this time.
      */
     public record Settings(LoadPlan plan, Mode mode, int concurrency, int maxRequests, double maxSeconds,
-        double warmupSeconds, long drainTimeoutNs, Slo slo, String label)
+        double warmupSeconds, long drainTimeoutNs, Slo slo, String label, long rampUpNs)
     {
+        /**
+         * Without ramp-up.
+         *
+         * @param plan the requests.
+         * @param mode open or closed loop.
+         * @param concurrency requests in flight in closed loop.
+         * @param maxRequests most requests to send (0 for no limit).
+         * @param maxSeconds stop sending after this many seconds (0 for no limit).
+         * @param warmupSeconds requests meant to go in the first seconds are not measured.
+         * @param drainTimeoutNs after the last send, how long running requests may take.
+         * @param slo objectives for goodput.
+         * @param label the run's name in reports.
+         */
+        public Settings(final LoadPlan plan, final Mode mode, final int concurrency, final int maxRequests,
+            final double maxSeconds, final double warmupSeconds, final long drainTimeoutNs, final Slo slo,
+            final String label)
+        {
+            this(plan, mode, concurrency, maxRequests, maxSeconds, warmupSeconds, drainTimeoutNs, slo, label, 0);
+        }
+
         private static final int MAX_WARM_CONNECTIONS = 256;
 
         /**
@@ -166,9 +187,10 @@ public final class LoadRun implements ExchangeListener
         int closedNext = 0;
         if (Mode.CLOSED == settings.mode())
         {
-            for (int i = 0; i < Math.max(1, settings.concurrency()); i++)
+            final int initial = Math.max(1, settings.concurrency());
+            for (int i = 0; i < initial; i++)
             {
-                scheduler.at(runStartNs, closedNext++);
+                scheduler.at(runStartNs + settings.rampUpNs() / initial * i, closedNext++);
             }
         }
         final long plannedLimit = plannedWithinLimits(planned);
