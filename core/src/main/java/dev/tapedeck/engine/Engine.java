@@ -338,6 +338,22 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     }
 
     /**
+     * Forget every cached prefix block (vLLM's {@code reset_prefix_cache}); refused while requests run, since they
+     * hold blocks.
+     *
+     * @return true if the cache was reset.
+     */
+    public boolean resetPrefixCache()
+    {
+        if (scheduler.runningCount() > 0)
+        {
+            return false;
+        }
+        kv.pool().reset();
+        return true;
+    }
+
+    /**
      * @return steps started so far.
      */
     public long stepCount()

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import dev.tapedeck.kv.BlockPool;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -38,6 +39,23 @@ class KvCacheSchedulingTest
         assertEquals(2, h.engine.metrics().prefixCacheRequests());
         assertEquals(0.0, h.engine.kvCacheUsage(), "finished requests hold no blocks");
         assertEquals(6, h.engine.kvBlockPool().cachedBlocks(), "the 6 full prompt blocks stay cached");
+    }
+
+    @Test
+    void shouldForgetCachedBlocksOnResetWhenIdle()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(model));
+        final int[] prompt = EngineHarness.prompt("shared", 100);
+        final Request running = h.submit("first", prompt, 3);
+        h.poke();
+        assertFalse(h.engine.resetPrefixCache(), "refused while a request holds blocks");
+        h.runUntilIdle();
+        assertEquals(3, running.numOutputTokens());
+        assertTrue(h.engine.resetPrefixCache());
+        assertEquals(0, h.engine.kvBlockPool().cachedBlocks());
+        final Request second = h.submit("second", prompt, 1);
+        h.runUntilIdle();
+        assertEquals(0, second.numCachedTokens());
     }
 
     @Test

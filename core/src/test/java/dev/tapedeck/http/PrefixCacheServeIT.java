@@ -69,6 +69,31 @@ class PrefixCacheServeIT
     }
 
     @Test
+    void shouldShareBlocksOnlyBetweenRequestsWithTheSameCacheSalt() throws Exception
+    {
+        final String prompt = "a salted prompt long enough for a few blocks of tokens ".repeat(10);
+        try (TestServer server = new TestServer(withPromptTokensDetails(), c -> c))
+        {
+            assertEquals(0, cachedTokens(server, prompt, ",\"cache_salt\":\"alice\""));
+            assertEquals(0, cachedTokens(server, prompt, ",\"cache_salt\":\"bob\""), "another salt, no hit");
+            assertEquals(0, cachedTokens(server, prompt, ""), "no salt, no hit");
+            assertTrue(cachedTokens(server, prompt, ",\"cache_salt\":\"alice\"") > 0, "the same salt hits");
+            final HttpResponse<String> empty = server.post("/v1/completions", "{\"prompt\":\"x\",\"cache_salt\":\"\"}");
+            assertEquals(400, empty.statusCode());
+            assertTrue(empty.body().contains("cache_salt"), empty.body());
+        }
+    }
+
+    private static int cachedTokens(final TestServer server, final String prompt, final String extra)
+        throws Exception
+    {
+        final HttpResponse<String> response = server.post("/v1/completions", "{\"prompt\":\"" + prompt +
+            "\",\"max_tokens\":2" + extra + "}");
+        assertEquals(200, response.statusCode(), response.body());
+        return JSON.readTree(response.body()).at("/usage/prompt_tokens_details/cached_tokens").asInt();
+    }
+
+    @Test
     void shouldPreemptWhenThePoolRunsOutAndStillFinishEveryAnswer() throws Exception
     {
         // 4 requests of about 10 prompt + 40 output tokens need 13 blocks of 4 each; the pool has 16
