@@ -254,6 +254,11 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             {
                 startStep(Long.MIN_VALUE == anchorNs ? nowNs : anchorNs);
             }
+            if (!stepInFlight && Long.MIN_VALUE != anchorNs && anchorNs < nowNs)
+            {
+                // a catch-up step anchored in the past cannot take requests that arrived after it began
+                startStep(nowNs);
+            }
         }
         if (work > 0 && !batchPerStep)
         {

@@ -110,7 +110,9 @@ final class Scheduler
         }
         while (!preemptedThisStep && budget > 0 && runningCount < running.length && !waiting.isEmpty())
         {
-            if (!admit(step, waiting.peek(), nowNs, admission))
+            // a step anchored in the past (a late driver catching up) cannot take a request that arrived after it
+            // began
+            if (waiting.peek().queuedNs > nowNs || !admit(step, waiting.peek(), nowNs, admission))
             {
                 break;
             }
