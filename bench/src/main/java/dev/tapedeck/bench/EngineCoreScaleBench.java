@@ -125,7 +125,9 @@ public final class EngineCoreScaleBench
             final ZMQ.Socket output = context.createSocket(SocketType.PULL);
             final String outputAddress = "tcp://127.0.0.1:" + output.bindToRandomPort("tcp://127.0.0.1");
             output.setReceiveTimeOut(100);
-            final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 30)
+            // huge blocks so the KV pool holds every context for the whole run: capacity is not what this measures
+            final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 24)
+                .blockSize(1 << 14).kvCacheBlocks(RUNNING << 10)
                 .latencyModel(new StepLatencyModel(new StepCoefficients("bench", stepMicros, 0, 0, 0, 0, "bench")))
                 .tokenSpace(new int[] {0}, -1).conclude();
             final PlayServer server = PlayServer.start(new PlayOptions(handshakeAddress, 1, VllmLine.NEWEST, null,
@@ -145,7 +147,7 @@ public final class EngineCoreScaleBench
                 {
                     writer.int64(100 + t);
                 }
-                writer.nil().mapHeader(2).string("max_tokens").int64(1 << 29).string("ignore_eos").bool(true)
+                writer.nil().mapHeader(2).string("max_tokens").int64((1 << 24) - 8).string("ignore_eos").bool(true)
                     .nil().float64(0.0).nil().nil().nil().nil().nil().int64(0).int64(0).int64(0);
                 final byte[] add = new byte[writer.length()];
                 buffer.getBytes(0, add);

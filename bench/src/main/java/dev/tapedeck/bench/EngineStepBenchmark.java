@@ -67,13 +67,15 @@ public class EngineStepBenchmark
     @Setup(Level.Trial)
     public void setUp()
     {
-        final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 30)
+        // huge blocks so the KV pool holds every context for the whole run: capacity is not what this measures
+        final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 24)
+            .blockSize(1 << 14).kvCacheBlocks(RUNNING << 10)
             .latencyModel(new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000))
             .tokenSpace(new int[] {10, 11, 12, 13, 14, 15, 16, 17}, 2).conclude();
         engine = new Engine(config, sink, 0);
         for (int i = 0; i < RUNNING; i++)
         {
-            engine.submit(new Request("r" + i, new int[1000]).maxTokens(1 << 29), 0);
+            engine.submit(new Request("r" + i, new int[1000]).maxTokens((1 << 24) - 1000), 0);
         }
         engine.doWork(0);
         for (int i = 0; i < 200; i++)

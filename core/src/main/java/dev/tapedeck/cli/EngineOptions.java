@@ -47,8 +47,20 @@ final class EngineOptions
     int blockSize;
 
     @CommandLine.Option(names = "--kv-cache-size", paramLabel = "BLOCKS", defaultValue = "33600",
-        description = "KV-cache capacity in blocks, for vllm:kv_cache_usage_perc (default: ${DEFAULT-VALUE}).")
+        description = "KV-cache capacity in blocks of --block-size tokens; running requests are preempted when it " +
+            "runs out (default: ${DEFAULT-VALUE}).")
     int kvCacheBlocks;
+
+    @CommandLine.Option(names = "--enable-prefix-caching", negatable = true, defaultValue = "true",
+        fallbackValue = "true",
+        description = "Share cached full prompt blocks between requests by their vLLM block hash; " +
+            "--no-enable-prefix-caching turns it off (default: on).")
+    boolean enablePrefixCaching;
+
+    @CommandLine.Option(names = "--prefix-caching-hash-seed", paramLabel = "STRING", defaultValue = "0",
+        description = "Root seed of the block hash chain: what PYTHONHASHSEED is for vLLM, so a router that hashes " +
+            "with the same seed finds the same blocks (default: ${DEFAULT-VALUE}).")
+    String prefixCachingHashSeed;
 
     @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
         description = "Seed of every random draw; instance i uses seed + i (default: ${DEFAULT-VALUE}).")
@@ -94,6 +106,8 @@ final class EngineOptions
             .schedulingPolicy(schedulingPolicy)
             .blockSize(blockSize)
             .kvCacheBlocks(kvCacheBlocks)
+            .enablePrefixCaching(enablePrefixCaching)
+            .prefixCachingHashSeed(prefixCachingHashSeed)
             .seed(seed + instance)
             .latencyModel(latency.build(maxNumSeqs))
             .tokenSpace(randomTokenIds, eosTokenId)

@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2ObjectHashMap;
 
+import dev.tapedeck.kv.BlockPool;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.metrics.EngineMetrics;
@@ -33,6 +34,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
 
     private final EngineConfig config;
     private final Scheduler scheduler;
+    private final KvCache kv;
     private final Step step;
     private final StepClock clock;
     private final LatencyModel latencyModel;
@@ -55,7 +57,6 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private long stepSequence;
     private long arrivalSequence;
     private boolean shuttingDown;
-    private long kvBlocksInUse;
     private int stepPrefillTokens;
 
     /**
@@ -72,7 +73,8 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.config = config;
         this.sink = sink;
         this.batchPerStep = sink.batchPerStep();
-        this.scheduler = new Scheduler(config);
+        this.kv = new KvCache(config);
+        this.scheduler = new Scheduler(config, kv);
         this.step = new Step(config.maxNumSeqs());
         this.clock = new StepClock(startNs);
         this.latencyModel = config.latencyModel();
@@ -158,6 +160,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         request.random = new SeededRandom(
             request.hasSeed() ? request.seed() : SeededRandom.mix(config.seed(), arrivalSequence));
         planOutput(request);
+        kv.prepare(request);
         request.arrivalSequence = arrivalSequence++;
         request.queuedNs = nowNs;
         request.state = Request.State.WAITING;
@@ -251,6 +254,11 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             {
                 startStep(Long.MIN_VALUE == anchorNs ? nowNs : anchorNs);
             }
+            if (!stepInFlight && Long.MIN_VALUE != anchorNs && anchorNs < nowNs)
+            {
+                // a catch-up step anchored in the past cannot take requests that arrived after it began
+                startStep(nowNs);
+            }
         }
         if (work > 0 && !batchPerStep)
         {
@@ -323,7 +331,31 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
      */
     public double kvCacheUsage()
     {
-        return Math.min(1.0, (double)kvBlocksInUse / config.kvCacheBlocks());
+        return kv.usage();
+    }
+
+    /**
+     * @return the KV block pool (read it on the engine's thread).
+     */
+    public BlockPool kvBlockPool()
+    {
+        return kv.pool();
+    }
+
+    /**
+     * Forget every cached prefix block (vLLM's {@code reset_prefix_cache}); refused while requests run, since they
+     * hold blocks.
+     *
+     * @return true if the cache was reset.
+     */
+    public boolean resetPrefixCache()
+    {
+        if (scheduler.runningCount() > 0)
+        {
+            return false;
+        }
+        kv.pool().reset();
+        return true;
     }
 
     /**
@@ -355,6 +387,21 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     {
         request.firstTokenDelayNs = latencyModel.firstTokenDelayNs(
             request.promptLength(), request.numCachedTokens, runningCount, request.random);
+    }
+
+    @Override
+    public void onPrefixLookup(final Request request, final int hitTokens)
+    {
+        if (kv.prefixCaching())
+        {
+            metrics.onPrefixCacheLookup(request.numTokens(), hitTokens);
+        }
+    }
+
+    @Override
+    public void onPreempted(final Request request)
+    {
+        metrics.onPreemption();
     }
 
     @Override
@@ -433,9 +480,15 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private void completePrefillChunk(final Request request, final int chunkTokens, final long endNs)
     {
         request.numComputedTokens += chunkTokens;
-        growKvBlocks(request, request.numComputedTokens - chunkTokens);
-        if (request.promptRemaining() > 0)
+        if (request.prefillRemaining() > 0)
         {
+            return;
+        }
+        if (request.numOutputTokens > 0)
+        {
+            // recomputed after a preemption: the step that completes it samples the next token
+            request.state = Request.State.DECODE;
+            generateToken(request, endNs);
             return;
         }
         final long holdUntilNs = request.scheduledNs + request.firstTokenDelayNs;
@@ -453,10 +506,9 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private void generateToken(final Request request, final long nowNs)
     {
         final int tokenId = nextTokenId(request);
-        final int previousContext = request.contextLength();
+        request.numComputedTokens = request.numTokens();
         request.numOutputTokens++;
         request.lastTokenId = tokenId;
-        growKvBlocks(request, previousContext);
         if (1 == request.numOutputTokens)
         {
             request.firstTokenNs = nowNs;
@@ -506,31 +558,16 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
 
     private void finish(final Request request, final FinishReason reason, final long nowNs)
     {
-        final Request.State previous = request.state;
         request.state = Request.State.FINISHED;
         request.finishReason = reason;
         request.finishedNs = nowNs;
-        if (Request.State.WAITING != previous)
-        {
-            kvBlocksInUse -= blocksFor(request.contextLength());
-        }
+        kv.free(request);
         metrics.onFinished(FINISH_LABELS[reason.ordinal()], request);
         if (null != observer)
         {
             observer.onFinished(request);
         }
         sink.onFinished(request);
-    }
-
-    private void growKvBlocks(final Request request, final int previousContext)
-    {
-        kvBlocksInUse += blocksFor(request.contextLength()) - blocksFor(previousContext);
-    }
-
-    private long blocksFor(final int tokens)
-    {
-        final int blockSize = config.blockSize();
-        return (tokens + blockSize - 1) / blockSize;
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.tapedeck.engine;
 
+import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
@@ -36,6 +37,8 @@ public final class EngineConfig
     private SchedulingPolicy schedulingPolicy = SchedulingPolicy.FCFS;
     private int blockSize = DEFAULT_BLOCK_SIZE;
     private int kvCacheBlocks = DEFAULT_KV_CACHE_BLOCKS;
+    private boolean enablePrefixCaching = true;
+    private String prefixCachingHashSeed = BlockHasher.DEFAULT_SEED;
     private long seed;
     private LatencyModel latencyModel = new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000);
     private RequestObserver requestObserver;
@@ -189,6 +192,42 @@ public final class EngineConfig
     }
 
     /**
+     * @param value whether full prompt blocks are cached and shared by their hash ({@code --enable-prefix-caching}).
+     * @return this.
+     */
+    public EngineConfig enablePrefixCaching(final boolean value)
+    {
+        enablePrefixCaching = value;
+        return this;
+    }
+
+    /**
+     * @return whether prefix caching is on.
+     */
+    public boolean enablePrefixCaching()
+    {
+        return enablePrefixCaching;
+    }
+
+    /**
+     * @param value the root seed of the block hash chain, the string vLLM takes from {@code PYTHONHASHSEED}.
+     * @return this.
+     */
+    public EngineConfig prefixCachingHashSeed(final String value)
+    {
+        prefixCachingHashSeed = value;
+        return this;
+    }
+
+    /**
+     * @return the root seed of the block hash chain.
+     */
+    public String prefixCachingHashSeed()
+    {
+        return prefixCachingHashSeed;
+    }
+
+    /**
      * @param value seed of every draw the engine makes.
      * @return this.
      */
@@ -304,6 +343,12 @@ public final class EngineConfig
         check(problems, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0");
         check(problems, blockSize >= 1, "--block-size must be >= 1");
         check(problems, kvCacheBlocks >= 1, "--kv-cache-size must be >= 1");
+        check(problems, null != prefixCachingHashSeed, "the prefix-caching hash seed is missing");
+        final long blocksPerSequence = ((long)maxModelLen + Math.max(blockSize, 1) - 1) / Math.max(blockSize, 1);
+        check(problems, kvCacheBlocks < 1 || blockSize < 1 || blocksPerSequence <= kvCacheBlocks,
+            "--max-model-len " + maxModelLen + " needs " + blocksPerSequence + " KV blocks of " + blockSize +
+            " tokens but --kv-cache-size is " + kvCacheBlocks + " blocks: raise --kv-cache-size or lower " +
+            "--max-model-len (vLLM refuses to start in this case too)");
         check(problems, null != latencyModel, "a latency model is required");
         check(problems, null != randomTokenIds && randomTokenIds.length > 0, "the token space is empty");
         if (problems.length() > 0)

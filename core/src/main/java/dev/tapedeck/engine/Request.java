@@ -37,6 +37,7 @@ public final class Request implements EngineMetrics.RequestTiming
     private Object attachment;
     private Object observation;
     private int parallelN = 1;
+    private String cacheSalt;
 
     // engine-owned state
     State state = State.NEW;
@@ -49,7 +50,10 @@ public final class Request implements EngineMetrics.RequestTiming
     int numOutputTokens;
     int lastTokenId = -1;
     int preemptions;
-    int scheduledTokens;
+    int[] blockTable;
+    int numBlocks;
+    int numRegisteredBlocks;
+    long[] blockHashes;
     long holdTimerId = -1;
     long firstTokenDelayNs;
     long queuedNs;
@@ -186,6 +190,25 @@ public final class Request implements EngineMetrics.RequestTiming
         seed = value;
         seeded = true;
         return this;
+    }
+
+    /**
+     * @param value the request's {@code cache_salt} (mixed into its first block's hash, so only requests with the
+     *     same salt share its prefix), or null.
+     * @return this.
+     */
+    public Request cacheSalt(final String value)
+    {
+        cacheSalt = value;
+        return this;
+    }
+
+    /**
+     * @return the request's {@code cache_salt}, or null.
+     */
+    public String cacheSalt()
+    {
+        return cacheSalt;
     }
 
     /**
@@ -472,14 +495,29 @@ public final class Request implements EngineMetrics.RequestTiming
         return eosTokenId >= 0 ? eosTokenId : fallback;
     }
 
-    int promptRemaining()
+    /**
+     * @return tokens still to compute before the next token can be sampled: the rest of the prompt, or after a
+     *     preemption the rest of prompt plus the tokens generated so far (vLLM recomputes them).
+     */
+    int prefillRemaining()
     {
-        return promptTokenIds.length - numComputedTokens;
+        return numTokens() - numComputedTokens;
     }
 
+    /**
+     * @return prompt plus generated tokens (vLLM's {@code num_tokens}).
+     */
+    int numTokens()
+    {
+        return promptTokenIds.length + numOutputTokens;
+    }
+
+    /**
+     * @return the context a decode step attends over: prompt plus generated tokens.
+     */
     int contextLength()
     {
-        return numComputedTokens + numOutputTokens;
+        return promptTokenIds.length + numOutputTokens;
     }
 
     @Override

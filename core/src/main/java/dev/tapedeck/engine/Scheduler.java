@@ -7,10 +7,16 @@ package dev.tapedeck.engine;
  *       ({@code --max-num-batched-tokens}), in admission order;</li>
  *   <li>running requests whose prompt is not yet fully computed get the next chunk of it, in admission order, each
  *       chunk capped by what is left of the budget and by {@code --long-prefill-token-threshold};</li>
- *   <li>while budget remains and fewer than {@code --max-num-seqs} requests run, waiting requests are admitted in
- *       policy order (FCFS, or priority then arrival) and get their first chunk.</li>
+ *   <li>while budget remains, fewer than {@code --max-num-seqs} requests run and no request was preempted in this
+ *       step, waiting requests are admitted in policy order (FCFS, or priority then arrival): the cached prefix of
+ *       their prompt is shared ({@link KvCache}) and they get their first chunk of the rest.</li>
  * </ol>
- * Requests held for their first token (a knob-model delay) count as running but take no budget.
+ * Every scheduled token needs its KV slot: when the pool cannot give a running request its blocks, the newest
+ * running request (FCFS; under PRIORITY the least urgent, latest) is preempted, freeing its blocks, and put back at
+ * the front of the waiting queue to be recomputed from scratch later; if the request itself is the newest, it is the
+ * one preempted. A waiting request whose blocks do not fit stays waiting and stops admission for the step.
+ * Requests held for their first token (a knob-model delay) count as running but take no budget and are not
+ * preempted.
  * <p>
  * The running set is a fixed array in admission order. <b>Not thread safe</b>; owned by the engine.
  */
@@ -18,16 +24,22 @@ final class Scheduler
 {
     private final Request[] running;
     private final WaitingQueue waiting;
+    private final KvCache kv;
     private final int maxNumBatchedTokens;
     private final int longPrefillTokenThreshold;
+    private final boolean byPriority;
     private int runningCount;
+    private int budget;
+    private boolean preemptedThisStep;
 
-    Scheduler(final EngineConfig config)
+    Scheduler(final EngineConfig config, final KvCache kv)
     {
         running = new Request[config.maxNumSeqs()];
         waiting = new WaitingQueue(config.maxWaitingQueueLength() + config.maxNumSeqs(), config.schedulingPolicy());
+        this.kv = kv;
         maxNumBatchedTokens = config.maxNumBatchedTokens();
         longPrefillTokenThreshold = config.longPrefillTokenThreshold();
+        byPriority = SchedulingPolicy.PRIORITY == config.schedulingPolicy();
     }
 
     WaitingQueue waiting()
@@ -63,18 +75,19 @@ final class Scheduler
     }
 
     /**
-     * Fill {@code step} for a step starting at {@code nowNs}; admitted requests are handed to {@code admission}.
+     * Fill {@code step} for a step starting at {@code nowNs}; admitted and preempted requests are handed to
+     * {@code admission}.
      */
     void compose(final Step step, final long nowNs, final Admission admission)
     {
-        int budget = maxNumBatchedTokens;
+        budget = maxNumBatchedTokens;
+        preemptedThisStep = false;
         for (int i = 0; i < runningCount && budget > 0; i++)
         {
             final Request request = running[i];
-            if (Request.State.DECODE == request.state)
+            if (Request.State.DECODE == request.state && allocateOrPreempt(step, request, 1, admission))
             {
                 step.addDecode(request);
-                request.scheduledTokens = 1;
                 budget--;
             }
         }
@@ -83,17 +96,26 @@ final class Scheduler
             final Request request = running[i];
             if (Request.State.PREFILL == request.state)
             {
-                budget -= schedulePrefill(step, request, budget);
+                final int chunk = chunkOf(request.prefillRemaining());
+                if (allocateOrPreempt(step, request, chunk, admission))
+                {
+                    step.addPrefill(request, chunk);
+                    budget -= chunk;
+                }
             }
         }
-        while (budget > 0 && runningCount < running.length && !waiting.isEmpty())
+        if (preemptedThisStep)
         {
-            final Request request = waiting.poll();
-            running[runningCount++] = request;
-            request.state = Request.State.PREFILL;
-            request.scheduledNs = nowNs;
-            admission.onAdmitted(request, runningCount);
-            budget -= schedulePrefill(step, request, budget);
+            dropPreempted();
+        }
+        while (!preemptedThisStep && budget > 0 && runningCount < running.length && !waiting.isEmpty())
+        {
+            // a step anchored in the past (a late driver catching up) cannot take a request that arrived after it
+            // began
+            if (waiting.peek().queuedNs > nowNs || !admit(step, waiting.peek(), nowNs, admission))
+            {
+                break;
+            }
         }
         step.runningRequests(runningCount);
     }
@@ -115,21 +137,128 @@ final class Scheduler
         return false;
     }
 
-    private int schedulePrefill(final Step step, final Request request, final int budget)
+    private boolean admit(final Step step, final Request request, final long nowNs, final Admission admission)
     {
-        int chunk = Math.min(request.promptRemaining(), budget);
+        final int hitBlocks = kv.findCachedBlocks(request);
+        final int hitTokens = hitBlocks * kv.blockSize();
+        final int chunk = chunkOf(request.numTokens() - hitTokens);
+        if (!kv.allocate(request, hitBlocks, chunk))
+        {
+            return false;
+        }
+        waiting.poll();
+        request.numComputedTokens = hitTokens;
+        running[runningCount++] = request;
+        request.state = Request.State.PREFILL;
+        if (0 == request.preemptions)
+        {
+            request.numCachedTokens = hitTokens;
+            admission.onPrefixLookup(request, hitTokens);
+        }
+        if (0 == request.numOutputTokens)
+        {
+            request.scheduledNs = nowNs;
+            admission.onAdmitted(request, runningCount);
+        }
+        step.addPrefill(request, chunk);
+        budget -= chunk;
+        return true;
+    }
+
+    private int chunkOf(final int remaining)
+    {
+        int chunk = Math.min(remaining, budget);
         if (longPrefillTokenThreshold > 0)
         {
             chunk = Math.min(chunk, longPrefillTokenThreshold);
         }
-        request.scheduledTokens = chunk;
-        step.addPrefill(request, chunk);
         return chunk;
     }
 
-    /** Told of each request the scheduler admits, before its first chunk is scheduled. */
+    /**
+     * Give a running request the blocks for {@code newTokens}, preempting the newest running requests until they fit.
+     *
+     * @return false if the request itself had to be preempted.
+     */
+    private boolean allocateOrPreempt(final Step step, final Request request, final int newTokens,
+        final Admission admission)
+    {
+        while (!kv.allocate(request, 0, newTokens))
+        {
+            final Request victim = preemptionVictim();
+            preempt(step, victim, admission);
+            if (victim == request)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Preempted requests stay in the array (marked WAITING) until the passes are over, so indices hold. */
+    private void dropPreempted()
+    {
+        int kept = 0;
+        for (int i = 0; i < runningCount; i++)
+        {
+            final Request request = running[i];
+            if (Request.State.WAITING != request.state)
+            {
+                running[kept++] = request;
+            }
+        }
+        for (int i = kept; i < runningCount; i++)
+        {
+            running[i] = null;
+        }
+        runningCount = kept;
+    }
+
+    private Request preemptionVictim()
+    {
+        Request victim = null;
+        for (int i = runningCount - 1; i >= 0; i--)
+        {
+            final Request candidate = running[i];
+            if (Request.State.DECODE != candidate.state && Request.State.PREFILL != candidate.state)
+            {
+                continue;
+            }
+            if (!byPriority)
+            {
+                return candidate;
+            }
+            if (null == victim || candidate.priority() > victim.priority() ||
+                (candidate.priority() == victim.priority() && candidate.arrivalSequence > victim.arrivalSequence))
+            {
+                victim = candidate;
+            }
+        }
+        return victim;
+    }
+
+    private void preempt(final Step step, final Request victim, final Admission admission)
+    {
+        budget += step.remove(victim);
+        kv.free(victim);
+        victim.numComputedTokens = 0;
+        victim.state = Request.State.WAITING;
+        victim.preemptions++;
+        waiting.add(victim);
+        preemptedThisStep = true;
+        admission.onPreempted(victim);
+    }
+
+    /** Told of each request the scheduler admits or preempts. */
     interface Admission
     {
+        /** A request enters the running set for the first time (or again before its first token). */
         void onAdmitted(Request request, int runningCount);
+
+        /** A new request looked up the prefix cache and found {@code hitTokens} of its prompt. */
+        void onPrefixLookup(Request request, int hitTokens);
+
+        /** A running request lost its blocks and went back to the waiting queue. */
+        void onPreempted(Request request);
     }
 }

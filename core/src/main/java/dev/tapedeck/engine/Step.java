@@ -62,6 +62,37 @@ public final class Step implements StepShape
         prefillTokens += chunkTokens;
     }
 
+    /**
+     * Take a preempted request out of the step.
+     *
+     * @return the tokens it had been given, 0 if it was not in the step.
+     */
+    int remove(final Request request)
+    {
+        for (int i = 0; i < size; i++)
+        {
+            if (requests[i] == request)
+            {
+                final int removed = tokens[i];
+                if (Request.State.DECODE == request.state)
+                {
+                    decodeRequests--;
+                    decodeContextTokens -= request.contextLength();
+                }
+                else
+                {
+                    prefillRequests--;
+                    prefillTokens -= removed;
+                }
+                System.arraycopy(requests, i + 1, requests, i, size - i - 1);
+                System.arraycopy(tokens, i + 1, tokens, i, size - i - 1);
+                requests[--size] = null;
+                return removed;
+            }
+        }
+        return 0;
+    }
+
     void runningRequests(final int count)
     {
         runningRequests = count;

@@ -165,7 +165,7 @@ public final class EngineCoreAgent implements Agent
         batcher = new OutputBatcher(engineIndex, options.line(), clients, this::send, live);
         engine = new Engine(config, batcher, System.nanoTime());
         batcher.engine(engine);
-        utilities = new UtilityHandler(() -> { });
+        utilities = new UtilityHandler(engine::resetPrefixCache);
         handshake.send(encode(w -> Handshake.ready(w, config.kvCacheBlocks())), 0);
         handshake.close();
         ready = true;

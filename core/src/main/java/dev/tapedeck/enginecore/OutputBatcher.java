@@ -9,6 +9,7 @@ import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.FinishReason;
 import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
+import dev.tapedeck.metrics.EngineMetrics;
 import dev.tapedeck.protocol.enginecore.EngineCoreOutputsEncoder;
 import dev.tapedeck.protocol.enginecore.SchedulerStats;
 import dev.tapedeck.protocol.enginecore.VllmLine;
@@ -35,6 +36,9 @@ final class OutputBatcher implements OutputSink
     private final EngineCoreOutputsEncoder encoder = new EngineCoreOutputsEncoder();
     private final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(64 * 1024);
     private final SchedulerStats stats = new SchedulerStats();
+    private long reportedPrefixRequests;
+    private long reportedPrefixQueries;
+    private long reportedPrefixHits;
     private final PlayRequest[][] touched;
     private final int[] touchedCount;
     private final byte[][][] finishedIds;
@@ -161,6 +165,13 @@ final class OutputBatcher implements OutputSink
         stats.numWaitingReqs = engine.numWaiting();
         stats.stepCounter = engine.stepCount();
         stats.kvCacheUsage = engine.kvCacheUsage();
+        final EngineMetrics metrics = engine.metrics();
+        stats.prefixCacheRequests = metrics.prefixCacheRequests() - reportedPrefixRequests;
+        stats.prefixCacheQueries = metrics.prefixCacheQueries() - reportedPrefixQueries;
+        stats.prefixCacheHits = metrics.prefixCacheHits() - reportedPrefixHits;
+        reportedPrefixRequests = metrics.prefixCacheRequests();
+        reportedPrefixQueries = metrics.prefixCacheQueries();
+        reportedPrefixHits = metrics.prefixCacheHits();
     }
 
     /**

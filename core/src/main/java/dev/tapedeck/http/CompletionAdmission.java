@@ -78,6 +78,7 @@ final class CompletionAdmission
                     .ignoreEos(request.ignoreEos)
                     .stopTokenIds(request.stopTokenIds)
                     .priority(request.priority)
+                    .cacheSalt(request.cacheSalt)
                     .echoTokenIds(null == echo ? null : echo.length > 0 ? echo : ids)
                     .parallelN(0 == i ? request.n : 0)
                     .arrivalNs(arrivalNs);

@@ -49,13 +49,13 @@ final class Instance
         final Map<String, String> labels = new TreeMap<>();
         labels.put("block_size", Integer.toString(config.blockSize()));
         labels.put("cache_dtype", "auto");
-        labels.put("enable_prefix_caching", "True");
+        labels.put("enable_prefix_caching", config.enablePrefixCaching() ? "True" : "False");
         labels.put("gpu_memory_utilization", "0.9");
         labels.put("is_attention_free", "False");
         labels.put("num_cpu_blocks", "None");
         labels.put("num_gpu_blocks", Integer.toString(config.kvCacheBlocks()));
         labels.put("num_gpu_blocks_override", "None");
-        labels.put("prefix_caching_hash_algo", "sha256");
+        labels.put("prefix_caching_hash_algo", "sha256_cbor");
         labels.put("sliding_window", "None");
         return labels;
     }

@@ -36,5 +36,7 @@ final class ParsedRequest
     boolean seeded;
     long seed;
     int priority;
+    /** {@code cache_salt}: only requests with the same salt share prefix-cache blocks; null for none. */
+    String cacheSalt;
     boolean echo;
 }

@@ -82,6 +82,12 @@ final class RequestParser
         request.stopTokenIds = intArray(root, "stop_token_ids");
         final Integer priority = optionalInt(root, "priority");
         request.priority = null == priority ? 0 : priority;
+        request.cacheSalt = optionalString(root, "cache_salt");
+        if (null != request.cacheSalt && request.cacheSalt.isEmpty())
+        {
+            throw ApiException.badRequest("Parameter 'cache_salt' must be a non-empty string if provided.",
+                "cache_salt");
+        }
         final JsonNode seed = root.get("seed");
         if (null != seed && !seed.isNull())
         {

@@ -38,6 +38,7 @@ public final class EngineMetrics
     long promptTokensLocalCompute;
     long promptTokensLocalCacheHit;
     long generationTokens;
+    long prefixCacheRequests;
     long prefixCacheQueries;
     long prefixCacheHits;
     long numPreemptions;
@@ -137,6 +138,7 @@ public final class EngineMetrics
      */
     public void onPrefixCacheLookup(final int queriedTokens, final int hitTokens)
     {
+        prefixCacheRequests++;
         prefixCacheQueries += queriedTokens;
         prefixCacheHits += hitTokens;
     }
@@ -211,6 +213,30 @@ public final class EngineMetrics
     public long generationTokens()
     {
         return generationTokens;
+    }
+
+    /**
+     * @return requests that looked up the prefix cache.
+     */
+    public long prefixCacheRequests()
+    {
+        return prefixCacheRequests;
+    }
+
+    /**
+     * @return prompt tokens looked up in the prefix cache.
+     */
+    public long prefixCacheQueries()
+    {
+        return prefixCacheQueries;
+    }
+
+    /**
+     * @return prompt tokens found in the prefix cache.
+     */
+    public long prefixCacheHits()
+    {
+        return prefixCacheHits;
     }
 
     /**

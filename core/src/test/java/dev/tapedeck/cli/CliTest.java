@@ -57,7 +57,8 @@ class CliTest
             "--long-prefill-token-threshold", "--scheduling-policy", "--latency-model", "--step-profile",
             "--time-to-first-token", "--inter-token-latency", "--prefill-overhead", "--prefill-time-per-token",
             "--time-factor-under-load", "--tokenizer", "--chat-template", "--max-request-body-size",
-            "--shutdown-timeout", "--seed", "--transport"})
+            "--shutdown-timeout", "--seed", "--transport", "--block-size", "--kv-cache-size", "enable-prefix-caching",
+            "--prefix-caching-hash-seed"})
         {
             assertTrue(help.contains(flag), "serve --help lacks " + flag);
         }
@@ -94,8 +95,26 @@ class CliTest
             "--time-to-first-token-std-dev", "50ms");
         assertEquals(2, knob.exitCode());
         assertTrue(knob.err().contains("at most 30%"), knob.err());
+        final Run pool = run("serve", "--port", "0", "--kv-cache-size", "10");
+        assertEquals(2, pool.exitCode());
+        assertTrue(pool.err().contains("--max-model-len 8192 needs 512 KV blocks of 16 tokens but --kv-cache-size " +
+            "is 10"), pool.err());
         final Run profile = run("serve", "--port", "0", "--step-profile", "h200");
         assertEquals(2, profile.exitCode());
         assertTrue(profile.err().contains("unknown step profile 'h200'"), profile.err());
+    }
+
+    @Test
+    void shouldTurnPrefixCachingOnByDefaultAndOffOnRequest()
+    {
+        final EngineOptions defaults = new EngineOptions();
+        new CommandLine(defaults).setCaseInsensitiveEnumValuesAllowed(true).parseArgs();
+        assertTrue(defaults.build(0, new int[] {1}, 0).enablePrefixCaching());
+        assertEquals("0", defaults.build(0, new int[] {1}, 0).prefixCachingHashSeed());
+        final EngineOptions off = new EngineOptions();
+        new CommandLine(off).setCaseInsensitiveEnumValuesAllowed(true)
+            .parseArgs("--no-enable-prefix-caching", "--prefix-caching-hash-seed", "42");
+        assertTrue(!off.build(0, new int[] {1}, 0).enablePrefixCaching());
+        assertEquals("42", off.build(0, new int[] {1}, 0).prefixCachingHashSeed());
     }
 }

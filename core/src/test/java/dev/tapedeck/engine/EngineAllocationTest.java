@@ -48,6 +48,7 @@ class EngineAllocationTest
     {
         final CountingSink sink = new CountingSink();
         final EngineConfig config = new EngineConfig().maxNumSeqs(256).maxModelLen(1 << 20)
+            .kvCacheBlocks(1 << 17) // room for 256 contexts of 7000 tokens: no preemption in this test
             .latencyModel(new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000.with(15000, 30, 120, 1, 0.05)))
             .tokenSpace(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 0).conclude();
         long nowNs = 0;

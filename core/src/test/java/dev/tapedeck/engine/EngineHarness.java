@@ -28,7 +28,30 @@ final class EngineHarness
 
     Request request(final String id, final int promptTokens, final int maxTokens)
     {
-        return new Request(id, prompt(promptTokens)).maxTokens(maxTokens).arrivalNs(nowNs);
+        return new Request(id, prompt(id, promptTokens)).maxTokens(maxTokens).arrivalNs(nowNs);
+    }
+
+    /** Submit a request with the given prompt (tests of prefix sharing pass the same array twice). */
+    Request submit(final String id, final int[] prompt, final int maxTokens)
+    {
+        final Request request = new Request(id, prompt).maxTokens(maxTokens).arrivalNs(nowNs);
+        if (SubmitResult.ACCEPTED != engine.submit(request, nowNs))
+        {
+            throw new IllegalStateException(id + " refused");
+        }
+        return request;
+    }
+
+    /** A prompt of its own for each request id, so requests share no prefix unless a test says so. */
+    static int[] prompt(final String id, final int length)
+    {
+        final int[] ids = new int[length];
+        final int base = Math.floorMod(id.hashCode(), 1 << 20) * 7;
+        for (int i = 0; i < length; i++)
+        {
+            ids[i] = base + i;
+        }
+        return ids;
     }
 
     Request submit(final String id, final int promptTokens, final int maxTokens)

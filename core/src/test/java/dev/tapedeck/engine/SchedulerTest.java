@@ -174,4 +174,19 @@ class SchedulerTest
         assertEquals(List.of(waiting), h.sink.finished.subList(0, 1));
         assertEquals(0, h.sink.tokensOf(waiting).size());
     }
+
+    @Test
+    void shouldNotPutALateArrivalIntoACatchUpStepThatBeganBeforeIt()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(model));
+        h.submit("early", 8, 50);
+        h.poke();
+        // the driver wakes up 3.5 steps late; a request arrived just before it did
+        h.nowNs += 3 * EngineHarness.STEP_NS + EngineHarness.STEP_NS / 2;
+        final Request late = h.submit("late", 8, 2);
+        h.poke();
+        h.runUntilIdle();
+        assertTrue(late.firstTokenNs() - late.arrivalNs() >= EngineHarness.STEP_NS,
+            "first token " + (late.firstTokenNs() - late.arrivalNs()) + " ns after arrival");
+    }
 }

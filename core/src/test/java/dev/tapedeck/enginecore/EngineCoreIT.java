@@ -1,5 +1,6 @@
 package dev.tapedeck.enginecore;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -128,6 +129,46 @@ class EngineCoreIT
         frontend.add(0, "old", PROMPT, 2, 0);
         final TestFrontend.Outputs first = frontend.next(0);
         assertEquals(11, first.outputs().get(0).length(), "num_cached_tokens at index 10 on 0.10.2-0.12");
+    }
+
+    @Test
+    void shouldReportAPrefixHitInPrefillStatsAndSchedulerStats() throws Exception
+    {
+        start(1, 1, VllmLine.NEWEST);
+        final int[] prompt = new int[40];
+        for (int i = 0; i < prompt.length; i++)
+        {
+            prompt[i] = 1000 + i;
+        }
+        assertEquals(0, cachedTokensOfFirstOutput("cold", prompt));
+        // 2 full blocks of 16 are cached; the third is partial
+        assertEquals(32, cachedTokensOfFirstOutput("warm", prompt));
+    }
+
+    private long cachedTokensOfFirstOutput(final String id, final int[] prompt) throws IOException
+    {
+        frontend.add(0, id, prompt, 2, 0);
+        long cached = -1;
+        long hits = 0;
+        boolean finished = false;
+        while (!finished)
+        {
+            final TestFrontend.Outputs message = frontend.next(0);
+            assertNotNull(message, "outputs keep coming");
+            hits += TestFrontend.get(TestFrontend.get(message.stats(), "prefix_cache_stats").asMapValue(), "hits")
+                .asIntegerValue().toLong();
+            for (final TestFrontend.Output output : message.outputs())
+            {
+                if (-1 == cached)
+                {
+                    cached = TestFrontend.get(output.tail().asMapValue(), "num_cached_tokens").asIntegerValue()
+                        .toLong();
+                }
+                finished |= null != output.finishReason();
+            }
+        }
+        assertEquals(cached, hits, "scheduler_stats.prefix_cache_stats.hits add up to the hit");
+        return cached;
     }
 
     @Test

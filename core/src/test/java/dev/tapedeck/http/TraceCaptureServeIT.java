@@ -36,6 +36,7 @@ class TraceCaptureServeIT
         final TraceRecorder recorder = TraceRecorder.start(file, new TraceMeta().source("tapedeck-serve"), false, 16,
             System.nanoTime());
         final List<String> usage = new ArrayList<>();
+        final double prefixHits;
         try (TestServer server = new TestServer(TestServer.options(), c -> c.requestObserver(recorder)))
         {
             for (int i = 0; i < 6; i++)
@@ -47,19 +48,27 @@ class TraceCaptureServeIT
                 usage.add(u.get("prompt_tokens").asInt() + "/" + u.get("completion_tokens").asInt() + "/" +
                     body.get("choices").get(0).get("finish_reason").asText());
             }
+            prefixHits = server.metric("vllm:prefix_cache_hits_total{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"}");
         }
         recorder.close();
         final TraceReader.Trace trace = TraceReader.readAll(file);
         final List<String> recorded = new ArrayList<>();
+        long cachedTokens = 0;
         for (final TraceRecord record : trace.records())
         {
             recorded.add(record.promptTokens() + "/" + record.outputTokens() + "/" + record.finishReason());
             assertEquals(record.outputTokens() - 1, record.itlMs().length);
             assertTrue(record.ttftMs() > 0);
-            assertEquals(0, record.cachedTokens());
+            assertEquals(0, record.cachedTokens() % 16, "whole blocks");
+            assertTrue(record.cachedTokens() < record.promptTokens());
+            cachedTokens += record.cachedTokens();
             assertEquals(record.promptTokens() / 16, null == record.blockHashes() ? 0 : record.blockHashes().length);
         }
         assertEquals(usage, recorded, "sequential requests finish in order");
+        // each prompt starts with the previous one: the capture records the engine's prefix-cache hits
+        assertEquals(0, trace.records().get(0).cachedTokens());
+        assertTrue(cachedTokens > 0);
+        assertEquals(prefixHits, cachedTokens, "the capture's cached tokens are the engine's hits");
         for (int i = 1; i < trace.records().size(); i++)
         {
             assertTrue(trace.records().get(i).arrivalMs() > trace.records().get(i - 1).arrivalMs());

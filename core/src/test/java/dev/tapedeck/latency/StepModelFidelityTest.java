@@ -77,6 +77,8 @@ class StepModelFidelityTest
         final double origin = measured.get(0).queuedS();
         final Engine engine = new Engine(new EngineConfig().maxNumSeqs(maxNumSeqs).maxNumBatchedTokens(2048)
             .maxModelLen(40960).kvCacheBlocks(1 << 20).latencyModel(new StepLatencyModel(profile))
+            // the prompts are placeholders (all zeros): the measured runs' prompts shared no prefix
+            .enablePrefixCaching(false)
             .tokenSpace(new int[] {1, 2, 3}, 0).conclude(), NO_OUTPUT, 0);
         final List<Request> requests = new ArrayList<>();
         for (final MeasuredRequest m : measured)
@@ -142,7 +144,8 @@ class StepModelFidelityTest
     private static List<Request> syntheticRun(final StepCoefficients coefficients)
     {
         final Engine engine = new Engine(new EngineConfig().maxNumSeqs(64).maxNumBatchedTokens(2048)
-            .maxModelLen(1 << 16).latencyModel(new StepLatencyModel(coefficients)).tokenSpace(new int[] {1}, 0)
+            .maxModelLen(1 << 16).enablePrefixCaching(false) // placeholder prompts (all zeros) share no prefix
+            .latencyModel(new StepLatencyModel(coefficients)).tokenSpace(new int[] {1}, 0)
             .conclude(), NO_OUTPUT, 0);
         final SeededRandom random = new SeededRandom(7);
         final List<Request> requests = new ArrayList<>();

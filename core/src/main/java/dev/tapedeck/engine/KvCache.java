@@ -1,0 +1,168 @@
+package dev.tapedeck.engine;
+
+import java.util.Arrays;
+
+import dev.tapedeck.kv.BlockHasher;
+import dev.tapedeck.kv.BlockPool;
+
+/**
+ * The engine's KV-cache manager, after vLLM V1's: each request holds a block table of
+ * {@code ceil(tokens / block-size)} blocks from the {@link BlockPool}; at admission the longest run of its full
+ * prompt blocks already cached is shared instead of computed (never the whole prompt: the last token is always
+ * computed); blocks are allocated when a prefill chunk or a decode token is scheduled, full prompt blocks are cached
+ * by their chained hash ({@link BlockHasher}) as soon as they are scheduled, and a request frees its blocks last
+ * block first when it finishes or is preempted (so its tail is evicted before its shared prefix).
+ * <p>
+ * Only prompt blocks are hashed (once, at submission); blocks of generated tokens are allocated but not cached.
+ * <p>
+ * <b>Not thread safe</b>: owned by the engine's thread; nothing here allocates except {@link #prepare(Request)} and
+ * the rare doubling of a long-running request's block table.
+ */
+final class KvCache
+{
+    private static final int INITIAL_OUTPUT_TOKENS = 1024;
+
+    private final BlockPool pool;
+    private final BlockHasher hasher;
+    private final int blockSize;
+    private final boolean prefixCaching;
+
+    KvCache(final EngineConfig config)
+    {
+        pool = new BlockPool(config.kvCacheBlocks());
+        blockSize = config.blockSize();
+        prefixCaching = config.enablePrefixCaching();
+        hasher = prefixCaching ? new BlockHasher(config.prefixCachingHashSeed()) : null;
+    }
+
+    BlockPool pool()
+    {
+        return pool;
+    }
+
+    int blockSize()
+    {
+        return blockSize;
+    }
+
+    boolean prefixCaching()
+    {
+        return prefixCaching;
+    }
+
+    double usage()
+    {
+        return pool.usage();
+    }
+
+    /**
+     * Size the request's block table for its prompt and a first stretch of output, and hash its full prompt blocks
+     * (the allocations of a request; a long answer doubles the table a few times, never per token).
+     */
+    void prepare(final Request request)
+    {
+        final long tokens = Math.min((long)request.promptLength() + request.outputLimit,
+            (long)request.promptLength() + INITIAL_OUTPUT_TOKENS);
+        request.blockTable = new int[blocksFor((int)tokens)];
+        request.numBlocks = 0;
+        request.numRegisteredBlocks = 0;
+        if (prefixCaching && null == request.blockHashes)
+        {
+            request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize, null, request.cacheSalt());
+        }
+    }
+
+    /**
+     * @return how many leading full prompt blocks of a request with nothing computed are cached, leaving at least the
+     *     last token to compute.
+     */
+    int findCachedBlocks(final Request request)
+    {
+        final long[] hashes = request.blockHashes;
+        if (!prefixCaching || null == hashes)
+        {
+            return 0;
+        }
+        final int limit = Math.min(hashes.length, (request.numTokens() - 1) / blockSize);
+        int blocks = 0;
+        while (blocks < limit && pool.cachedBlock(hashes[blocks]) >= 0)
+        {
+            blocks++;
+        }
+        return blocks;
+    }
+
+    /**
+     * Give the request the blocks its next {@code newTokens} need, after sharing its first {@code hitBlocks} cached
+     * blocks (only for a request with no blocks yet). Nothing changes when the pool cannot supply them.
+     *
+     * @return false when too few blocks are free.
+     */
+    boolean allocate(final Request request, final int hitBlocks, final int newTokens)
+    {
+        final long[] hashes = request.blockHashes;
+        int hitsOnFreeBlocks = 0;
+        for (int i = 0; i < hitBlocks; i++)
+        {
+            if (0 == pool.refCount(pool.cachedBlock(hashes[i])))
+            {
+                hitsOnFreeBlocks++;
+            }
+        }
+        final int tokensAfter = request.numComputedTokens + hitBlocks * blockSize + newTokens;
+        final int newBlocks = Math.max(0, blocksFor(tokensAfter) - request.numBlocks - hitBlocks);
+        if (newBlocks + hitsOnFreeBlocks > pool.freeBlocks())
+        {
+            return false;
+        }
+        if (request.numBlocks + hitBlocks + newBlocks > request.blockTable.length)
+        {
+            final long most = blocksFor((int)Math.min(Integer.MAX_VALUE,
+                (long)request.promptLength() + request.outputLimit));
+            final long doubled = Math.min(2L * request.blockTable.length, most);
+            request.blockTable = Arrays.copyOf(request.blockTable,
+                (int)Math.max(doubled, request.numBlocks + hitBlocks + newBlocks));
+        }
+        final int[] table = request.blockTable;
+        for (int i = 0; i < hitBlocks; i++)
+        {
+            final int block = pool.cachedBlock(hashes[i]);
+            pool.acquire(block);
+            table[request.numBlocks++] = block;
+        }
+        request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, hitBlocks);
+        for (int i = 0; i < newBlocks; i++)
+        {
+            table[request.numBlocks++] = pool.allocate();
+        }
+        if (null != hashes)
+        {
+            final int full = Math.min(Math.min(tokensAfter / blockSize, hashes.length), request.numBlocks);
+            for (int i = request.numRegisteredBlocks; i < full; i++)
+            {
+                pool.cache(table[i], hashes[i]);
+            }
+            request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, full);
+        }
+        return true;
+    }
+
+    /**
+     * Release every block of the request, its last block first.
+     */
+    void free(final Request request)
+    {
+        final int[] table = request.blockTable;
+        for (int i = request.numBlocks - 1; i >= 0; i--)
+        {
+            pool.release(table[i]);
+        }
+        request.numBlocks = 0;
+        request.numRegisteredBlocks = 0;
+    }
+
+    int blocksFor(final int tokens)
+    {
+        return (tokens + blockSize - 1) / blockSize;
+    }
+}

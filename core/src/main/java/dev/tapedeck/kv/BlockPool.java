@@ -1,0 +1,279 @@
+package dev.tapedeck.kv;
+
+import java.util.Arrays;
+
+import org.agrona.collections.Long2LongHashMap;
+
+/**
+ * A fixed pool of KV-cache blocks with vLLM V1's prefix-cache semantics: every block has a reference count (requests
+ * sharing a prefix share its blocks); a block whose count drops to 0 goes to the tail of the free queue but keeps its
+ * hash, so it can still be hit; a new block is taken from the head of the free queue (the least recently freed),
+ * and if that block still held a hash, the hash is dropped from the cache (an eviction); a cache hit on a free block
+ * takes it out of the free queue wherever it sits. The free queue is a doubly linked list over two int arrays and the
+ * hash map is an open-addressing {@code long -> long} map sized for the whole pool, so no operation allocates.
+ * <p>
+ * A hash is cached by at most one block: caching a hash that another block already holds leaves the second block
+ * uncached (vLLM keeps both; the difference only matters for which copy a later hit takes).
+ * <p>
+ * <b>Not thread safe</b>: owned by one engine's thread.
+ */
+public final class BlockPool
+{
+    private static final int NONE = -1;
+    private static final float LOAD_FACTOR = 0.65f;
+
+    private final int capacity;
+    private final int[] refCounts;
+    private final long[] hashes;
+    private final boolean[] hashed;
+    private final int[] previousFree;
+    private final int[] nextFree;
+    private final Long2LongHashMap blockByHash;
+    private int freeHead = NONE;
+    private int freeTail = NONE;
+    private int freeCount;
+    private long evictions;
+
+    /**
+     * @param capacity blocks in the pool.
+     */
+    public BlockPool(final int capacity)
+    {
+        if (capacity < 1)
+        {
+            throw new IllegalArgumentException("a block pool needs at least one block, got " + capacity);
+        }
+        this.capacity = capacity;
+        refCounts = new int[capacity];
+        hashes = new long[capacity];
+        hashed = new boolean[capacity];
+        previousFree = new int[capacity];
+        nextFree = new int[capacity];
+        // sized so that caching every block never grows the map (a growth would allocate on the step path)
+        blockByHash = new Long2LongHashMap((int)Math.min(1 << 30, (long)(capacity / LOAD_FACTOR) + 2), LOAD_FACTOR,
+            NONE);
+        reset();
+    }
+
+    /**
+     * Forget every cached hash and free every block (in id order); only sound when no request holds blocks.
+     */
+    public void reset()
+    {
+        Arrays.fill(refCounts, 0);
+        Arrays.fill(hashed, false);
+        blockByHash.clear();
+        freeHead = NONE;
+        freeTail = NONE;
+        freeCount = 0;
+        for (int block = 0; block < capacity; block++)
+        {
+            appendFree(block);
+        }
+    }
+
+    /**
+     * @return blocks in the pool.
+     */
+    public int capacity()
+    {
+        return capacity;
+    }
+
+    /**
+     * @return blocks in the free queue (cached or not).
+     */
+    public int freeBlocks()
+    {
+        return freeCount;
+    }
+
+    /**
+     * @return blocks referenced by at least one request.
+     */
+    public int usedBlocks()
+    {
+        return capacity - freeCount;
+    }
+
+    /**
+     * @return the used fraction, in [0, 1] (cached but free blocks count as free, as in vLLM).
+     */
+    public double usage()
+    {
+        return (double)usedBlocks() / capacity;
+    }
+
+    /**
+     * @return cached blocks dropped from the cache because their block was reused.
+     */
+    public long evictions()
+    {
+        return evictions;
+    }
+
+    /**
+     * @return hashes currently cached.
+     */
+    public int cachedBlocks()
+    {
+        return blockByHash.size();
+    }
+
+    /**
+     * @param hash a block hash.
+     * @return the block caching it, or -1.
+     */
+    public int cachedBlock(final long hash)
+    {
+        return (int)blockByHash.get(hash);
+    }
+
+    /**
+     * @param block a block id.
+     * @return its reference count.
+     */
+    public int refCount(final int block)
+    {
+        return refCounts[block];
+    }
+
+    /**
+     * @param block a block id.
+     * @return true if the block caches a hash.
+     */
+    public boolean isCached(final int block)
+    {
+        return hashed[block];
+    }
+
+    /**
+     * @param block a cached block id.
+     * @return its hash (meaningful only when {@link #isCached(int)}).
+     */
+    public long hashOf(final int block)
+    {
+        return hashes[block];
+    }
+
+    /**
+     * @return the block the next {@link #allocate()} takes, or -1 when none is free.
+     */
+    public int nextToAllocate()
+    {
+        return freeHead;
+    }
+
+    /**
+     * Share a cached block (a prefix hit): its count goes up, and a free block leaves the free queue.
+     *
+     * @param block a block id.
+     */
+    public void acquire(final int block)
+    {
+        if (0 == refCounts[block]++)
+        {
+            unlinkFree(block);
+        }
+    }
+
+    /**
+     * Take the least recently freed block for new content; if it cached a hash, the hash is evicted.
+     *
+     * @return the block id with a reference count of 1, or -1 when every block is in use.
+     */
+    public int allocate()
+    {
+        final int block = freeHead;
+        if (NONE == block)
+        {
+            return NONE;
+        }
+        unlinkFree(block);
+        if (hashed[block])
+        {
+            hashed[block] = false;
+            blockByHash.remove(hashes[block]);
+            evictions++;
+        }
+        refCounts[block] = 1;
+        return block;
+    }
+
+    /**
+     * Drop one reference; a block nobody references goes to the tail of the free queue, keeping its cached hash.
+     *
+     * @param block a block id.
+     */
+    public void release(final int block)
+    {
+        if (refCounts[block] <= 0)
+        {
+            throw new IllegalStateException("block " + block + " released more often than acquired");
+        }
+        if (0 == --refCounts[block])
+        {
+            appendFree(block);
+        }
+    }
+
+    /**
+     * Make a full block findable by its hash.
+     *
+     * @param block a referenced block id.
+     * @param hash the block's hash.
+     * @return true if cached; false if another block already caches the hash or the block already caches one.
+     */
+    public boolean cache(final int block, final long hash)
+    {
+        if (hashed[block] || NONE != blockByHash.get(hash))
+        {
+            return false;
+        }
+        blockByHash.put(hash, block);
+        hashes[block] = hash;
+        hashed[block] = true;
+        return true;
+    }
+
+    private void appendFree(final int block)
+    {
+        previousFree[block] = freeTail;
+        nextFree[block] = NONE;
+        if (NONE == freeTail)
+        {
+            freeHead = block;
+        }
+        else
+        {
+            nextFree[freeTail] = block;
+        }
+        freeTail = block;
+        freeCount++;
+    }
+
+    private void unlinkFree(final int block)
+    {
+        final int previous = previousFree[block];
+        final int next = nextFree[block];
+        if (NONE == previous)
+        {
+            freeHead = next;
+        }
+        else
+        {
+            nextFree[previous] = next;
+        }
+        if (NONE == next)
+        {
+            freeTail = previous;
+        }
+        else
+        {
+            previousFree[next] = previous;
+        }
+        previousFree[block] = NONE;
+        nextFree[block] = NONE;
+        freeCount--;
+    }
+}

@@ -1,0 +1,95 @@
+package dev.tapedeck.kv;
+
+import java.util.HexFormat;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Block hashes against vectors computed independently of this code, in Python 3 with the {@code cbor2} package
+ * (6.1.4) and {@code hashlib}, following vLLM's algorithm as written down in the wire-spec reference (§6.3):
+ * <pre>
+ * H(x)   = hashlib.sha256(cbor2.dumps(x, canonical=True)).digest()
+ * root   = H(seed)                       # seed "0": vLLM with PYTHONHASHSEED=0
+ * extra  = tuple([lora_name] + ([cache_salt] if block 0 else [])) or None
+ * block  = H((parent, tuple(block_token_ids), extra))   # parent of block 0 = root
+ * value  = int.from_bytes(block, "big") &amp; (2**64 - 1)
+ * </pre>
+ * Vector A (tokens 1..8, block size 4, seed "0") also equals the worked example of wire-spec §6.3.
+ */
+class BlockHasherTest
+{
+    private static final int[] ONE_TO_EIGHT = {1, 2, 3, 4, 5, 6, 7, 8};
+
+    @Test
+    void shouldSeedTheChainWithTheHashOfTheSeedString()
+    {
+        // cbor("0") = 61 30
+        assertEquals("4e1195df020de59e0d65a33a4279f1183e7ae4e5d980e309f8b55adff2e61c3e",
+            HexFormat.of().formatHex(new BlockHasher("0").rootHash()));
+    }
+
+    @Test
+    void shouldMatchVectorAPlainTokens()
+    {
+        final BlockHasher hasher = new BlockHasher("0");
+        final byte[][] digests = hasher.blockDigests(ONE_TO_EIGHT, 4, null, null);
+        assertEquals("c9d58ba695280d69b243e1e0df813136ca9196b286fb1a021e0b2e028ef071cb", hex(digests[0]));
+        assertEquals("24125b23e68883b5c2141db2959d48433fe6bde2f26bd914efad121d154ab2d6", hex(digests[1]));
+        assertArrayEquals(new long[] {2164874634404590027L, Long.parseUnsignedLong("17270480062156288726")},
+            hasher.blockHashes(ONE_TO_EIGHT, 4, null, null));
+    }
+
+    @Test
+    void shouldEncodeEveryIntegerWidthCanonicallyAndIgnoreThePartialBlock()
+    {
+        // 33 tokens, block size 16: two full blocks; ids 0, 23 (one byte), 24, 255 (0x18 xx), 256, 65535 (0x19),
+        // 65536, 151643 (0x1a); the 33rd token is never hashed
+        final int[] tokens = {0, 23, 24, 255, 256, 65535, 65536, 151643, 7, 8, 9, 10, 11, 12, 13, 14,
+            100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200, 1300, 1400, 1500, 1600, 5};
+        final byte[][] digests = new BlockHasher("0").blockDigests(tokens, 16, null, null);
+        assertEquals(2, digests.length);
+        assertEquals("8692e5c752035d03322487cb8b5dccf7c72227f3f88cb5b3b0c0a60fbe5c0bff", hex(digests[0]));
+        assertEquals("f2a160bfa9548077a21f2077a71ec93527a699b0e4f3f6b3d819089580c55485", hex(digests[1]));
+        assertEquals(Long.parseUnsignedLong("12736362332752186367"), BlockHasher.low64(digests[0]));
+    }
+
+    @Test
+    void shouldMixTheLoraNameIntoEveryBlock()
+    {
+        final byte[][] digests = new BlockHasher("0").blockDigests(ONE_TO_EIGHT, 4, "my-lora", null);
+        assertEquals("c4bb06ec618fa6a409a65a4879c339dde2fc098b27d584c8f4c9729d7fda3789", hex(digests[0]));
+        assertEquals("3b3da94fa8122748137cc30473d7d799caf4f710ec367084832dedfa68bf381f", hex(digests[1]));
+    }
+
+    @Test
+    void shouldMixTheCacheSaltIntoTheFirstBlockOnly()
+    {
+        final byte[][] digests = new BlockHasher("0").blockDigests(ONE_TO_EIGHT, 4, null, "s3cret");
+        assertEquals("e6b55389c42870a7b751661e098fc06a243d48b04d306975609c9e2aeee7234c", hex(digests[0]));
+        assertEquals("ae75e8cd0d42fba51c9fb210f588728b1b30ee850f2e161cd7e4472f5fe03b7c", hex(digests[1]));
+    }
+
+    @Test
+    void shouldPutTheLoraNameBeforeTheCacheSalt()
+    {
+        final byte[][] digests = new BlockHasher("0").blockDigests(ONE_TO_EIGHT, 4, "my-lora", "s3cret");
+        assertEquals("5e417a52248abde6f9a087b2b20c3923ab02964efd73c9644d0c6304ccfd2faf", hex(digests[0]));
+        assertEquals("240b02aa36a7e0f208d8619a776b937543a2507503e4a9d7e768570451581ba7", hex(digests[1]));
+    }
+
+    @Test
+    void shouldStartAnotherChainFromAnotherSeed()
+    {
+        final byte[][] digests = new BlockHasher("42").blockDigests(ONE_TO_EIGHT, 4, null, null);
+        assertEquals("0a99040f25d8a5f22275b867f403918da98c9d140eaea10f5319d4d1d84429df", hex(digests[0]));
+        assertEquals("c415b4994e9ed1d993bc50f53dc3c4e18c5200f39d1787ce9ba2dacb65221d14", hex(digests[1]));
+    }
+
+    private static String hex(final byte[] bytes)
+    {
+        return HexFormat.of().formatHex(bytes);
+    }
+}

@@ -1,0 +1,129 @@
+package dev.tapedeck.kv;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The block pool's vLLM semantics: allocation from the head of the free queue, release to its tail, reference counts,
+ * cached free blocks kept findable until their block is reused (LRU eviction), a hit taking a block out of the middle
+ * of the free queue.
+ */
+class BlockPoolTest
+{
+    @Test
+    void shouldHandOutEveryBlockOnceThenRefuse()
+    {
+        final BlockPool pool = new BlockPool(3);
+        assertEquals(0, pool.allocate());
+        assertEquals(1, pool.allocate());
+        assertEquals(2, pool.allocate());
+        assertEquals(-1, pool.allocate());
+        assertEquals(0, pool.freeBlocks());
+        assertEquals(1.0, pool.usage());
+        assertEquals(1, pool.refCount(1));
+    }
+
+    @Test
+    void shouldReuseTheLeastRecentlyFreedBlockFirst()
+    {
+        final BlockPool pool = new BlockPool(4);
+        for (int i = 0; i < 4; i++)
+        {
+            pool.allocate();
+        }
+        pool.release(2);
+        pool.release(0);
+        pool.release(3);
+        assertEquals(3, pool.freeBlocks());
+        assertEquals(0.25, pool.usage());
+        assertEquals(2, pool.allocate());
+        assertEquals(0, pool.allocate());
+        assertEquals(3, pool.allocate());
+    }
+
+    @Test
+    void shouldKeepASharedBlockUntilTheLastReferenceGoes()
+    {
+        final BlockPool pool = new BlockPool(2);
+        final int block = pool.allocate();
+        pool.cache(block, 42L);
+        pool.acquire(block);
+        assertEquals(2, pool.refCount(block));
+        pool.release(block);
+        assertEquals(1, pool.freeBlocks(), "still referenced once");
+        pool.release(block);
+        assertEquals(2, pool.freeBlocks());
+        assertThrows(IllegalStateException.class, () -> pool.release(block));
+    }
+
+    @Test
+    void shouldKeepAFreedBlockCachedUntilItIsReused()
+    {
+        final BlockPool pool = new BlockPool(2);
+        final int a = pool.allocate();
+        final int b = pool.allocate();
+        pool.cache(a, 100L);
+        pool.cache(b, 200L);
+        pool.release(a);
+        pool.release(b);
+        assertEquals(a, pool.cachedBlock(100L), "free but still cached");
+        assertEquals(2, pool.cachedBlocks());
+        assertEquals(a, pool.allocate(), "the head of the free queue is reused");
+        assertEquals(-1, pool.cachedBlock(100L), "reusing it evicts its hash");
+        assertFalse(pool.isCached(a));
+        assertEquals(b, pool.cachedBlock(200L));
+        assertEquals(1, pool.evictions());
+    }
+
+    @Test
+    void shouldTakeAHitBlockOutOfTheFreeQueue()
+    {
+        final BlockPool pool = new BlockPool(3);
+        final int a = pool.allocate();
+        final int b = pool.allocate();
+        final int c = pool.allocate();
+        pool.cache(b, 7L);
+        pool.release(a);
+        pool.release(b);
+        pool.release(c);
+        assertEquals(a, pool.nextToAllocate());
+        pool.acquire(pool.cachedBlock(7L));
+        assertEquals(1, pool.refCount(b));
+        assertEquals(2, pool.freeBlocks());
+        assertEquals(a, pool.allocate());
+        assertEquals(c, pool.allocate(), "b left the queue between a and c");
+        assertEquals(-1, pool.allocate());
+        assertEquals(b, pool.cachedBlock(7L), "a hit block is never evicted while used");
+        assertEquals(0, pool.evictions());
+    }
+
+    @Test
+    void shouldCacheAHashInOneBlockOnly()
+    {
+        final BlockPool pool = new BlockPool(2);
+        final int a = pool.allocate();
+        final int b = pool.allocate();
+        assertTrue(pool.cache(a, 5L));
+        assertFalse(pool.cache(b, 5L));
+        assertFalse(pool.cache(a, 6L), "a block caches one hash");
+        assertEquals(a, pool.cachedBlock(5L));
+        assertEquals(5L, pool.hashOf(a));
+    }
+
+    @Test
+    void shouldForgetEverythingOnReset()
+    {
+        final BlockPool pool = new BlockPool(2);
+        final int a = pool.allocate();
+        pool.cache(a, 9L);
+        pool.release(a);
+        pool.reset();
+        assertEquals(-1, pool.cachedBlock(9L));
+        assertEquals(2, pool.freeBlocks());
+        assertEquals(0, pool.allocate());
+    }
+}
