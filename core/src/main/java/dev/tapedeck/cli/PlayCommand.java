@@ -10,6 +10,7 @@ import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.enginecore.PlayOptions;
 import dev.tapedeck.enginecore.PlayServer;
+import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.latency.Durations;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.tokens.Tokenizer;
@@ -61,6 +62,9 @@ public final class PlayCommand implements Callable<Integer>
     EngineOptions engine = new EngineOptions();
 
     @CommandLine.Mixin
+    KvEventsOptions kvEvents = new KvEventsOptions();
+
+    @CommandLine.Mixin
     CaptureOptions capture = new CaptureOptions();
 
     @Override
@@ -71,18 +75,42 @@ public final class PlayCommand implements Callable<Integer>
         final PlayOptions options = new PlayOptions(handshakeAddress, engineCount, line,
             null == tokenizer ? null : tokenizer.vocabulary(), handshakeTimeoutNs, shutdownTimeoutNs);
         final List<EngineConfig> configs = new ArrayList<>();
-        for (int i = 0; i < engineCount; i++)
-        {
-            configs.add(null == tokenizer ? engine.build(i, new int[] {0}, -1) : engine.build(i, tokenizer));
-        }
-        final TraceRecorder recorder = capture.start("tapedeck-play", null, configs, System.nanoTime());
+        final List<KvEventPublisher> publishers = new ArrayList<>();
+        final TraceRecorder recorder;
         final PlayServer server;
+        try
+        {
+            for (int i = 0; i < engineCount; i++)
+            {
+                final EngineConfig config = null == tokenizer ? engine.build(i, new int[] {0}, -1) :
+                    engine.build(i, tokenizer);
+                if (kvEvents.enabled)
+                {
+                    // engine i is data-parallel rank i of the frontend: its own port and rank, as vLLM's DP ranks
+                    final KvEventPublisher publisher = new KvEventPublisher(
+                        kvEvents.settings(line, "", i).forReplica(i)).start();
+                    publishers.add(publisher);
+                    config.kvEventSink(publisher.sink());
+                    LOG.log(System.Logger.Level.INFO, "engine {0}: KV events on {1} (topic ''{2}''){3}", i,
+                        publisher.endpoint(), publisher.settings().topic(), null == publisher.replayEndpoint() ?
+                        "" : ", replay on " + publisher.replayEndpoint());
+                }
+                configs.add(config);
+            }
+            recorder = capture.start("tapedeck-play", null, configs, System.nanoTime());
+        }
+        catch (final RuntimeException ex)
+        {
+            publishers.forEach(KvEventPublisher::close);
+            throw ex;
+        }
         try
         {
             server = PlayServer.start(options, configs);
         }
         catch (final RuntimeException ex)
         {
+            publishers.forEach(KvEventPublisher::close);
             if (null != recorder)
             {
                 recorder.close();
@@ -99,6 +127,7 @@ public final class PlayCommand implements Callable<Integer>
             {
                 System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
             }
+            publishers.forEach(KvEventPublisher::close);
             if (null != recorder)
             {
                 recorder.close();

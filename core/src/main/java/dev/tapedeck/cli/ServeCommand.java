@@ -10,7 +10,11 @@ import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.http.HttpServer;
 import dev.tapedeck.http.ServeOptions;
+import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.kvevents.KvEventStager;
+import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.net.Transport;
+import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.tokens.ChatTemplate;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -105,6 +109,9 @@ public final class ServeCommand implements Callable<Integer>
     EngineOptions engine = new EngineOptions();
 
     @CommandLine.Mixin
+    KvEventsOptions kvEvents = new KvEventsOptions();
+
+    @CommandLine.Mixin
     CaptureOptions capture = new CaptureOptions();
 
     static boolean isServing()
@@ -122,8 +129,13 @@ public final class ServeCommand implements Callable<Integer>
 
     /** A server started in this process, with what must be closed with it. */
     record Started(HttpServer server, Tokenizer tokenizer, TraceRecorder recorder, ServeOptions options,
-        List<EngineConfig> configs)
+        List<EngineConfig> configs, List<KvEventPublisher> kvEventPublishers)
     {
+        /** Stop the KV event publishers (after the server, so the last steps' events go out). */
+        void closePublishers()
+        {
+            kvEventPublishers.forEach(KvEventPublisher::close);
+        }
     }
 
     /**
@@ -139,19 +151,46 @@ public final class ServeCommand implements Callable<Integer>
             null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) : servedModelNames,
             mode, ChatTemplate.of(chatTemplate), maxRequestBodyBytes, shutdownTimeoutNs, enablePromptTokensDetails,
             vllmVersion, apiKey, socketSendBufferBytes, Transport.select(transport));
+        final KvEventsSettings kvSettings = kvEvents.enabled ?
+            kvEvents.settings(VllmLine.of(vllmVersion), "", 0) : null;
         final Tokenizer tokenizer = engine.loadTokenizer();
         final List<EngineConfig> configs = new ArrayList<>(instances);
+        final List<KvEventStager> stagers = new ArrayList<>();
         for (int i = 0; i < instances; i++)
         {
-            configs.add(engine.build(i, tokenizer));
+            final EngineConfig config = engine.build(i, tokenizer);
+            if (null != kvSettings)
+            {
+                final KvEventStager stager = new KvEventStager(kvSettings.ringBytes());
+                config.kvEventSink(stager);
+                stagers.add(stager);
+            }
+            configs.add(config);
         }
         final TraceRecorder recorder = capture.start("tapedeck-serve", modelName, configs, System.nanoTime());
+        HttpServer server = null;
+        final List<KvEventPublisher> publishers = new ArrayList<>();
         try
         {
-            return new Started(HttpServer.start(options, configs, tokenizer), tokenizer, recorder, options, configs);
+            server = HttpServer.start(options, configs, tokenizer);
+            final List<Integer> ports = server.ports();
+            for (int i = 0; i < stagers.size(); i++)
+            {
+                // the topic names the replica's HTTP port, known only once bound
+                final KvEventsSettings replica = kvSettings.forReplica(i).topic(kvEvents.hasTopic() ?
+                    kvSettings.topic() : KvEventsSettings.llmdTopic(KvEventsOptions.podAddress(host), ports.get(i),
+                    modelName));
+                publishers.add(new KvEventPublisher(replica, stagers.get(i)).start());
+            }
+            return new Started(server, tokenizer, recorder, options, configs, publishers);
         }
         catch (final Exception ex)
         {
+            publishers.forEach(KvEventPublisher::close);
+            if (null != server)
+            {
+                server.shutdown(0);
+            }
             if (null != recorder)
             {
                 recorder.close();
@@ -181,6 +220,7 @@ public final class ServeCommand implements Callable<Integer>
             {
                 System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
             }
+            started.closePublishers();
             if (null != recorder)
             {
                 recorder.close();
@@ -194,6 +234,12 @@ public final class ServeCommand implements Callable<Integer>
             "{6} ms", VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
             configs.get(0).latencyModel().describe(), options.transport().cliName(),
             (System.nanoTime() - startNs) / 1_000_000);
+        for (final KvEventPublisher publisher : started.kvEventPublishers())
+        {
+            LOG.log(System.Logger.Level.INFO, "KV events on {0} (topic {1}, {2}){3}", publisher.endpoint(),
+                publisher.settings().topic(), publisher.settings().eventsAsMaps() ? "map events" : "array events",
+                null == publisher.replayEndpoint() ? "" : ", replay on " + publisher.replayEndpoint());
+        }
         return 0;
     }
 

@@ -355,6 +355,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             return false;
         }
         kv.pool().reset();
+        kv.endOfStep();
         return true;
     }
 
@@ -431,6 +432,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         if (step.isEmpty())
         {
             stepInFlight = false;
+            kv.endOfStep(); // nothing was stored; publishes nothing unless something else changed blocks
             return;
         }
         stepSequence++;
@@ -446,6 +448,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         final long endNs = step.endNs();
         lastStepEndNs = endNs;
         metrics.onStep(step.totalTokens());
+        kv.endOfStep(); // the blocks this step stored or evicted, published when the step is done, as vLLM does
         if (null != observer)
         {
             stepPrefillTokens = countPrefillTokens();

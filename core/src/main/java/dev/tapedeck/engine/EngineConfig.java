@@ -1,6 +1,7 @@
 package dev.tapedeck.engine;
 
 import dev.tapedeck.kv.BlockHasher;
+import dev.tapedeck.kv.KvEventSink;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
@@ -42,6 +43,7 @@ public final class EngineConfig
     private long seed;
     private LatencyModel latencyModel = new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000);
     private RequestObserver requestObserver;
+    private KvEventSink kvEventSink;
     private OutputLengthDistribution outputLengths = OutputLengthDistribution.MOONCAKE_CONVERSATION;
     private int[] randomTokenIds = {0};
     private int eosTokenId;
@@ -225,6 +227,25 @@ public final class EngineConfig
     public String prefixCachingHashSeed()
     {
         return prefixCachingHashSeed;
+    }
+
+    /**
+     * @param value where the engine reports KV-cache events (blocks stored, removed, cleared; one batch per step), or
+     *     null for none. Called on the engine's thread; one sink per engine.
+     * @return this.
+     */
+    public EngineConfig kvEventSink(final KvEventSink value)
+    {
+        kvEventSink = value;
+        return this;
+    }
+
+    /**
+     * @return where KV-cache events go, or null.
+     */
+    public KvEventSink kvEventSink()
+    {
+        return kvEventSink;
     }
 
     /**

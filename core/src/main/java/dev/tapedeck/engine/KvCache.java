@@ -4,6 +4,7 @@ import java.util.Arrays;
 
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kv.BlockPool;
+import dev.tapedeck.kv.KvEventSink;
 
 /**
  * The engine's KV-cache manager, after vLLM V1's: each request holds a block table of
@@ -26,10 +27,13 @@ final class KvCache
     private final BlockHasher hasher;
     private final int blockSize;
     private final boolean prefixCaching;
+    private final KvEventSink events;
 
     KvCache(final EngineConfig config)
     {
         pool = new BlockPool(config.kvCacheBlocks());
+        events = config.kvEventSink();
+        pool.eventSink(events);
         blockSize = config.blockSize();
         prefixCaching = config.enablePrefixCaching();
         hasher = prefixCaching ? new BlockHasher(config.prefixCachingHashSeed()) : null;
@@ -138,13 +142,48 @@ final class KvCache
         if (null != hashes)
         {
             final int full = Math.min(Math.min(tokensAfter / blockSize, hashes.length), request.numBlocks);
+            int runStart = -1;
             for (int i = request.numRegisteredBlocks; i < full; i++)
             {
-                pool.cache(table[i], hashes[i]);
+                final boolean stored = pool.cache(table[i], hashes[i]);
+                if (stored && runStart < 0)
+                {
+                    runStart = i;
+                }
+                else if (!stored && runStart >= 0)
+                {
+                    reportStored(request, runStart, i);
+                    runStart = -1;
+                }
+            }
+            if (runStart >= 0)
+            {
+                reportStored(request, runStart, full);
             }
             request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, full);
         }
         return true;
+    }
+
+    /** One {@code BlockStored} per run of consecutive blocks the pool cached (a block cached elsewhere breaks it). */
+    private void reportStored(final Request request, final int fromBlock, final int toBlock)
+    {
+        if (null != events)
+        {
+            events.blockStored(request.blockHashes, fromBlock, toBlock - fromBlock, request.promptTokenIds(),
+                blockSize);
+        }
+    }
+
+    /**
+     * The engine step's events are complete.
+     */
+    void endOfStep()
+    {
+        if (null != events)
+        {
+            events.endOfStep();
+        }
     }
 
     /**

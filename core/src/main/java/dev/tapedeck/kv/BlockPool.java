@@ -15,6 +15,9 @@ import org.agrona.collections.Long2LongHashMap;
  * A hash is cached by at most one block: caching a hash that another block already holds leaves the second block
  * uncached (vLLM keeps both; the difference only matters for which copy a later hit takes).
  * <p>
+ * An optional {@link KvEventSink} hears of every eviction ({@code BlockRemoved}) and reset ({@code AllBlocksCleared});
+ * the caller that {@link #cache caches} blocks reports them as stored, since only it knows their tokens.
+ * <p>
  * <b>Not thread safe</b>: owned by one engine's thread.
  */
 public final class BlockPool
@@ -33,6 +36,7 @@ public final class BlockPool
     private int freeTail = NONE;
     private int freeCount;
     private long evictions;
+    private KvEventSink events;
 
     /**
      * @param capacity blocks in the pool.
@@ -56,10 +60,25 @@ public final class BlockPool
     }
 
     /**
-     * Forget every cached hash and free every block (in id order); only sound when no request holds blocks.
+     * Report evictions and resets to {@code sink} (KV-cache events); null for none.
+     *
+     * @param sink where the pool's events go.
+     */
+    public void eventSink(final KvEventSink sink)
+    {
+        events = sink;
+    }
+
+    /**
+     * Forget every cached hash and free every block (in id order); only sound when no request holds blocks. The
+     * event sink, if any, is told {@link KvEventSink#allBlocksCleared()}.
      */
     public void reset()
     {
+        if (null != events)
+        {
+            events.allBlocksCleared();
+        }
         Arrays.fill(refCounts, 0);
         Arrays.fill(hashed, false);
         blockByHash.clear();
@@ -195,6 +214,10 @@ public final class BlockPool
             hashed[block] = false;
             blockByHash.remove(hashes[block]);
             evictions++;
+            if (null != events)
+            {
+                events.blockRemoved(hashes[block]);
+            }
         }
         refCounts[block] = 1;
         return block;

@@ -117,4 +117,51 @@ class CliTest
         assertTrue(!off.build(0, new int[] {1}, 0).enablePrefixCaching());
         assertEquals("42", off.build(0, new int[] {1}, 0).prefixCachingHashSeed());
     }
+
+    @Test
+    void shouldParseKvEventFlagsOnServeAndPlayAndPickTheEncodingByVllmLine()
+    {
+        for (final String command : new String[] {"serve", "play"})
+        {
+            final String help = run(command, "--help").out();
+            for (final String flag : new String[] {"--enable-kv-cache-events", "--kv-events-endpoint",
+                "--kv-events-topic", "--kv-events-replay-endpoint", "--kv-events-format", "--kv-events-buffer-steps"})
+            {
+                assertTrue(help.contains(flag), command + " --help lacks " + flag);
+            }
+        }
+        final KvEventsOptions defaults = new KvEventsOptions();
+        new CommandLine(defaults).parseArgs();
+        final dev.tapedeck.kvevents.KvEventsSettings old = defaults.settings(
+            dev.tapedeck.protocol.enginecore.VllmLine.of("0.19.0"), "kv@h:1@m", 0);
+        assertEquals("tcp://*:5557", old.endpoint(), "vLLM's default endpoint");
+        assertEquals("kv@h:1@m", old.topic());
+        assertEquals(null, old.replayEndpoint());
+        assertEquals(10_000, old.bufferSteps());
+        assertTrue(!old.eventsAsMaps(), "arrays up to 0.22");
+        assertTrue(defaults.settings(dev.tapedeck.protocol.enginecore.VllmLine.of("0.23"), "", 0).eventsAsMaps(),
+            "maps from 0.23");
+        final KvEventsOptions forced = new KvEventsOptions();
+        new CommandLine(forced).parseArgs("--kv-events-format", "ARRAY", "--kv-events-topic", "kv@pod@model",
+            "--kv-events-replay-endpoint", "tcp://*:5558");
+        final dev.tapedeck.kvevents.KvEventsSettings settings = forced.settings(
+            dev.tapedeck.protocol.enginecore.VllmLine.of("0.28"), "ignored", 3);
+        assertTrue(!settings.eventsAsMaps());
+        assertEquals("kv@pod@model", settings.topic());
+        assertEquals(3, settings.dataParallelRank());
+        assertEquals("tcp://*:5559", settings.forReplica(1).replayEndpoint());
+    }
+
+    @Test
+    void shouldRejectABadKvEventsEndpointWithOneLine()
+    {
+        final Run bad = run("serve", "--port", "0", "--enable-kv-cache-events", "--kv-events-endpoint",
+            "localhost:5557");
+        assertEquals(2, bad.exitCode());
+        assertTrue(bad.err().contains("--kv-events-endpoint must be a ZeroMQ endpoint such as tcp://*:5557, got " +
+            "'localhost:5557'"), bad.err());
+        final Run format = run("serve", "--kv-events-format", "json");
+        assertEquals(2, format.exitCode());
+        assertTrue(format.err().contains("expected auto, array or map, got 'json'"), format.err());
+    }
 }

@@ -3,7 +3,10 @@ package dev.tapedeck.engine;
 import java.lang.management.ManagementFactory;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+import dev.tapedeck.kvevents.KvEventStager;
+import dev.tapedeck.kvevents.KvEventsTestAccess;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 
@@ -75,5 +78,67 @@ class EngineAllocationTest
         final long tokens = sink.tokens - tokensBefore;
         assertEquals(2_000L * 256, tokens);
         assertTrue(allocated < 1024, "allocated " + allocated + " bytes for " + tokens + " tokens");
+    }
+
+    /** Drains the event ring on the test's thread, counting batches, without allocating. */
+    private static final class Drain implements org.agrona.concurrent.MessageHandler
+    {
+        long batches;
+
+        @Override
+        public void onMessage(final int type, final org.agrona.MutableDirectBuffer buffer, final int index,
+            final int length)
+        {
+            batches++;
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void shouldAllocateNothingWhenStoringAndEvictingBlocksWithKvEventsEnabled()
+    {
+        final KvEventStager stager = new KvEventStager(1 << 20);
+        final CountingSink sink = new CountingSink();
+        final EngineConfig config = new EngineConfig().maxNumSeqs(16).maxModelLen(128).kvCacheBlocks(64)
+            .latencyModel(new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000))
+            .tokenSpace(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 0).kvEventSink(stager).conclude();
+        long nowNs = 0;
+        final Engine engine = new Engine(config, sink, nowNs);
+        final int requests = 3_000;
+        for (int i = 0; i < requests; i++)
+        {
+            final int[] prompt = new int[64 + i % 16];
+            for (int t = 0; t < prompt.length; t++)
+            {
+                prompt[t] = 1000 + i * 7 + t; // distinct prompts: every admission stores blocks, the pool evicts
+            }
+            engine.submit(new Request("r" + i, prompt).maxTokens(4), nowNs);
+        }
+        final Drain drain = new Drain();
+        final org.agrona.concurrent.ringbuffer.OneToOneRingBuffer ring = KvEventsTestAccess.ring(stager);
+        engine.doWork(nowNs);
+        for (int rounds = 0; engine.numWaiting() > 2_000; rounds++)
+        {
+            assertTrue(rounds < 1_000_000, "the engine makes progress");
+            nowNs = engine.nextDeadlineNs();
+            engine.doWork(nowNs);
+            ring.read(drain, Integer.MAX_VALUE);
+        }
+        final long batchesBefore = drain.batches;
+        final long evictionsBefore = engine.kvBlockPool().evictions();
+        final long bytesBefore = THREADS.getCurrentThreadAllocatedBytes();
+        while (engine.numWaiting() > 200)
+        {
+            nowNs = engine.nextDeadlineNs();
+            engine.doWork(nowNs);
+            ring.read(drain, Integer.MAX_VALUE);
+        }
+        final long allocated = THREADS.getCurrentThreadAllocatedBytes() - bytesBefore;
+        final long batches = drain.batches - batchesBefore;
+        final long evictions = engine.kvBlockPool().evictions() - evictionsBefore;
+        assertTrue(batches > 100, "event batches published: " + batches);
+        assertTrue(evictions > 1_000, "blocks evicted (each a BlockRemoved): " + evictions);
+        assertEquals(0, stager.droppedBatches());
+        assertTrue(allocated < 1024, "allocated " + allocated + " bytes for " + batches + " event batches");
     }
 }

@@ -1,0 +1,43 @@
+package dev.tapedeck.kv;
+
+/**
+ * Told of every change to the set of cached blocks, in the order it happens, as vLLM's KV-cache events describe it:
+ * full blocks entering the cache ({@code BlockStored}), cached blocks dropped because their block was reused
+ * ({@code BlockRemoved}), and the whole cache forgotten ({@code AllBlocksCleared}); {@link #endOfStep()} closes the
+ * events of one engine step (one published batch).
+ * <p>
+ * Arrays are lent for the duration of the call only: an implementation copies what it keeps and allocates nothing.
+ * <b>Threading</b>: called on the engine's thread only.
+ */
+public interface KvEventSink
+{
+    /**
+     * Consecutive full blocks of one request entered the cache. The parent of block {@code firstBlock} is
+     * {@code blockHashes[firstBlock - 1]}, none (the root) when {@code firstBlock} is 0.
+     *
+     * @param blockHashes the request's chained block hashes (low 64 bits), all of them.
+     * @param firstBlock index of the first stored block.
+     * @param blockCount number of stored blocks.
+     * @param tokenIds the request's token ids; the stored blocks cover {@code blockCount * blockSize} of them from
+     *     {@code firstBlock * blockSize}.
+     * @param blockSize tokens per block.
+     */
+    void blockStored(long[] blockHashes, int firstBlock, int blockCount, int[] tokenIds, int blockSize);
+
+    /**
+     * A cached block was evicted: its block is reused for new content.
+     *
+     * @param blockHash the hash it cached.
+     */
+    void blockRemoved(long blockHash);
+
+    /**
+     * Every cached block was forgotten ({@code reset_prefix_cache}).
+     */
+    void allBlocksCleared();
+
+    /**
+     * The events since the previous call belong to one engine step; publish them as one batch (nothing when none).
+     */
+    void endOfStep();
+}

@@ -1,0 +1,186 @@
+package dev.tapedeck.kvevents;
+
+import java.nio.charset.StandardCharsets;
+
+import org.agrona.DirectBuffer;
+import org.agrona.ExpandableArrayBuffer;
+
+import dev.tapedeck.protocol.msgpack.MsgPackWriter;
+
+/**
+ * Encodes one staged step record ({@link KvEventStager}) as vLLM's msgpack {@code KVEventBatch}: the positional array
+ * {@code [ts, [events...], data_parallel_rank]} with {@code ts} in float seconds since the epoch. Events are
+ * positional arrays tagged by type ({@code ["BlockStored", block_hashes, parent_block_hash, token_ids, block_size,
+ * lora_id, medium, lora_name]}, {@code ["BlockRemoved", block_hashes, medium]}, {@code ["AllBlocksCleared"]}), as
+ * vLLM up to 0.22 sends them, or maps with a {@code "type"} key (0.23 and newer): {@code BlockStored} with
+ * {@code block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, lora_name, group_idx,
+ * kv_cache_spec_kind}, {@code BlockRemoved} with {@code block_hashes, medium, group_idx}. Block hashes are unsigned
+ * 64-bit integers (vLLM's default {@code VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1}); the parent is nil for a first
+ * block; LoRA fields are nil; the medium is {@code "GPU"}.
+ * <p>
+ * <b>Not thread safe</b>: owned by the publisher's thread.
+ */
+final class KvEventBatchEncoder
+{
+    private static final byte[] BLOCK_STORED = ascii("BlockStored");
+    private static final byte[] BLOCK_REMOVED = ascii("BlockRemoved");
+    private static final byte[] ALL_BLOCKS_CLEARED = ascii("AllBlocksCleared");
+    private static final byte[] GPU = ascii("GPU");
+    private static final byte[] FULL_ATTENTION = ascii("full_attention");
+    private static final byte[] TYPE = ascii("type");
+    private static final byte[] BLOCK_HASHES = ascii("block_hashes");
+    private static final byte[] PARENT_BLOCK_HASH = ascii("parent_block_hash");
+    private static final byte[] TOKEN_IDS = ascii("token_ids");
+    private static final byte[] BLOCK_SIZE = ascii("block_size");
+    private static final byte[] LORA_ID = ascii("lora_id");
+    private static final byte[] MEDIUM = ascii("medium");
+    private static final byte[] LORA_NAME = ascii("lora_name");
+    private static final byte[] GROUP_IDX = ascii("group_idx");
+    private static final byte[] KV_CACHE_SPEC_KIND = ascii("kv_cache_spec_kind");
+
+    private final MsgPackWriter writer = new MsgPackWriter();
+    private final ExpandableArrayBuffer out = new ExpandableArrayBuffer(64 * 1024);
+    private final boolean asMaps;
+    private final int dataParallelRank;
+
+    KvEventBatchEncoder(final boolean asMaps, final int dataParallelRank)
+    {
+        this.asMaps = asMaps;
+        this.dataParallelRank = dataParallelRank;
+    }
+
+    private static byte[] ascii(final String text)
+    {
+        return text.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * @param record a staged step record.
+     * @param index its first byte.
+     * @param length its length.
+     * @return the msgpack bytes of the batch.
+     */
+    byte[] encode(final DirectBuffer record, final int index, final int length)
+    {
+        writer.wrap(out, 0).arrayHeader(3).float64(record.getLong(index) / 1e9);
+        final int events = writer.beginArray();
+        int count = 0;
+        int at = index + KvEventStager.HEADER_BYTES;
+        final int end = index + length;
+        while (at < end)
+        {
+            final byte type = record.getByte(at++);
+            count++;
+            if (KvEventStager.STORED == type)
+            {
+                at = stored(record, at);
+            }
+            else if (KvEventStager.REMOVED == type)
+            {
+                removed(record.getLong(at));
+                at += Long.BYTES;
+            }
+            else if (KvEventStager.CLEARED == type)
+            {
+                if (asMaps)
+                {
+                    writer.mapHeader(1).string(TYPE);
+                }
+                else
+                {
+                    writer.arrayHeader(1);
+                }
+                writer.string(ALL_BLOCKS_CLEARED);
+            }
+            else
+            {
+                throw new IllegalStateException("corrupt KV event record: type " + type + " at " + (at - 1));
+            }
+        }
+        writer.endArray(events, count).int64(dataParallelRank);
+        final byte[] bytes = new byte[writer.length()];
+        out.getBytes(0, bytes);
+        return bytes;
+    }
+
+    private int stored(final DirectBuffer record, final int start)
+    {
+        int at = start;
+        final int blockCount = record.getInt(at);
+        final int blockSize = record.getInt(at + 4);
+        final boolean hasParent = 0 != record.getByte(at + 8);
+        final long parent = record.getLong(at + 9);
+        at += 17;
+        if (asMaps)
+        {
+            writer.mapHeader(10).string(TYPE).string(BLOCK_STORED).string(BLOCK_HASHES);
+        }
+        else
+        {
+            writer.arrayHeader(8).string(BLOCK_STORED);
+        }
+        writer.arrayHeader(blockCount);
+        for (int i = 0; i < blockCount; i++)
+        {
+            writer.uint64(record.getLong(at));
+            at += Long.BYTES;
+        }
+        key(PARENT_BLOCK_HASH);
+        if (hasParent)
+        {
+            writer.uint64(parent);
+        }
+        else
+        {
+            writer.nil();
+        }
+        key(TOKEN_IDS);
+        final int tokens = blockCount * blockSize;
+        writer.arrayHeader(tokens);
+        for (int i = 0; i < tokens; i++)
+        {
+            writer.int64(record.getInt(at));
+            at += Integer.BYTES;
+        }
+        key(BLOCK_SIZE);
+        writer.int64(blockSize);
+        key(LORA_ID);
+        writer.nil();
+        key(MEDIUM);
+        writer.string(GPU);
+        key(LORA_NAME);
+        writer.nil();
+        if (asMaps)
+        {
+            writer.string(GROUP_IDX).int64(0).string(KV_CACHE_SPEC_KIND).string(FULL_ATTENTION);
+        }
+        return at;
+    }
+
+    private void removed(final long hash)
+    {
+        if (asMaps)
+        {
+            writer.mapHeader(4).string(TYPE).string(BLOCK_REMOVED).string(BLOCK_HASHES);
+        }
+        else
+        {
+            writer.arrayHeader(3).string(BLOCK_REMOVED);
+        }
+        writer.arrayHeader(1).uint64(hash);
+        key(MEDIUM);
+        writer.string(GPU);
+        if (asMaps)
+        {
+            writer.string(GROUP_IDX).int64(0);
+        }
+    }
+
+    private void key(final byte[] name)
+    {
+        if (asMaps)
+        {
+            writer.string(name);
+        }
+    }
+}

@@ -1,0 +1,316 @@
+package dev.tapedeck.kvevents;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.MessageHandler;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/**
+ * Publishes one engine's KV-cache events as vLLM's {@code ZmqEventPublisher} does: a ZeroMQ PUB socket sending, per
+ * engine step that changed blocks, the three frames {@code [topic, sequence (8 bytes big-endian, from 0), msgpack
+ * KVEventBatch]}, and optionally a ROUTER replay socket: a client sends {@code ["", start sequence (8 bytes
+ * big-endian)]} and gets {@code ["", sequence, batch]} for every batch still in the history from that sequence on,
+ * then the end marker {@code ["", ff ff ff ff ff ff ff ff, ""]}. The history keeps the last
+ * {@link KvEventsSettings#bufferSteps()} batches.
+ * <p>
+ * <b>Threading</b>: the engine hands events over through {@link #sink()} (its thread only, never blocking); both
+ * sockets live on the publisher's own thread (ZeroMQ sockets are confined to one thread), which drains the ring,
+ * encodes, sends and answers replays. {@link #start()} and {@link #close()} may be called from any thread, once each.
+ */
+public final class KvEventPublisher implements AutoCloseable
+{
+    private static final System.Logger LOG = System.getLogger(KvEventPublisher.class.getName());
+    private static final byte[] END_MARKER = {-1, -1, -1, -1, -1, -1, -1, -1};
+    private static final byte[] EMPTY = new byte[0];
+    private static final int HIGH_WATER_MARK = 100_000;
+    private static final int BATCHES_PER_POLL = 64;
+
+    private final KvEventsSettings settings;
+    private final KvEventStager stager;
+    private final KvEventBatchEncoder encoder;
+    private final byte[][] history;
+    private final byte[] topic;
+    private final CompletableFuture<String[]> bound = new CompletableFuture<>();
+    private volatile boolean running;
+    private volatile long publishedBatches;
+    private Thread thread;
+    private ZMQ.Socket publisher;
+    private long nextSequence;
+    private long droppedLogged;
+
+    /**
+     * @param settings endpoints, topic, encoding.
+     */
+    public KvEventPublisher(final KvEventsSettings settings)
+    {
+        this(settings, new KvEventStager(settings.ringBytes()));
+    }
+
+    /**
+     * A publisher for events an engine already stages (an engine built before its topic was known).
+     *
+     * @param settings endpoints, topic, encoding.
+     * @param stager the engine's side.
+     */
+    public KvEventPublisher(final KvEventsSettings settings, final KvEventStager stager)
+    {
+        this.settings = settings;
+        this.stager = stager;
+        this.encoder = new KvEventBatchEncoder(settings.eventsAsMaps(), settings.dataParallelRank());
+        this.history = new byte[settings.bufferSteps()][];
+        this.topic = settings.topic().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * @return the engine's side: give it to the engine ({@code EngineConfig.kvEventSink}).
+     */
+    public KvEventStager sink()
+    {
+        return stager;
+    }
+
+    /**
+     * @return the settings.
+     */
+    public KvEventsSettings settings()
+    {
+        return settings;
+    }
+
+    /**
+     * Open the sockets on the publisher's thread and start publishing; events the engine staged before are sent
+     * first.
+     *
+     * @return this.
+     * @throws IllegalArgumentException if an endpoint cannot be bound or connected.
+     */
+    public KvEventPublisher start()
+    {
+        running = true;
+        thread = new Thread(this::run, "tapedeck-kv-events");
+        thread.setDaemon(true);
+        thread.start();
+        try
+        {
+            bound.get(10, TimeUnit.SECONDS);
+        }
+        catch (final ExecutionException ex)
+        {
+            running = false;
+            throw new IllegalArgumentException(ex.getCause().getMessage(), ex.getCause());
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while opening the KV events sockets", ex);
+        }
+        catch (final TimeoutException ex)
+        {
+            throw new IllegalStateException("the KV events sockets did not open within 10 s", ex);
+        }
+        return this;
+    }
+
+    /**
+     * @return the PUB endpoint as bound (a wildcard port resolved), or as connected.
+     */
+    public String endpoint()
+    {
+        return bound.join()[0];
+    }
+
+    /**
+     * @return the replay endpoint as bound, or null when there is none.
+     */
+    public String replayEndpoint()
+    {
+        return bound.join()[1];
+    }
+
+    /**
+     * @return batches sent so far.
+     */
+    public long publishedBatches()
+    {
+        return publishedBatches;
+    }
+
+    /**
+     * @return batches dropped because the engine-to-publisher ring was full.
+     */
+    public long droppedBatches()
+    {
+        return stager.droppedBatches();
+    }
+
+    /**
+     * Send what the engine staged, then close the sockets and stop the thread.
+     */
+    @Override
+    public void close()
+    {
+        running = false;
+        if (null != thread)
+        {
+            try
+            {
+                thread.join(5_000);
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void run()
+    {
+        try (ZContext context = new ZContext(1))
+        {
+            final ZMQ.Socket replay;
+            try
+            {
+                publisher = context.createSocket(SocketType.PUB);
+                publisher.setSndHWM(HIGH_WATER_MARK);
+                publisher.setLinger(1_000);
+                if (settings.bindsPublisher())
+                {
+                    publisher.bind(settings.endpoint());
+                }
+                else
+                {
+                    publisher.connect(settings.endpoint());
+                }
+                replay = null == settings.replayEndpoint() ? null : context.createSocket(SocketType.ROUTER);
+                if (null != replay)
+                {
+                    replay.setLinger(0);
+                    replay.bind(settings.replayEndpoint());
+                }
+                bound.complete(new String[] {
+                    settings.bindsPublisher() ? publisher.getLastEndpoint() : settings.endpoint(),
+                    null == replay ? null : replay.getLastEndpoint()});
+            }
+            catch (final RuntimeException ex)
+            {
+                bound.completeExceptionally(new IllegalArgumentException("KV events: cannot open " +
+                    settings.endpoint() + (null == settings.replayEndpoint() ? "" : " / " +
+                    settings.replayEndpoint()) + ": " + ex.getMessage(), ex));
+                return;
+            }
+            loop(replay);
+        }
+        catch (final RuntimeException ex)
+        {
+            LOG.log(System.Logger.Level.ERROR, "KV events publisher failed: " + ex.getMessage(), ex);
+        }
+    }
+
+    private void loop(final ZMQ.Socket replay)
+    {
+        final MessageHandler handler = this::onBatch;
+        final IdleStrategy idle = new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(10),
+            TimeUnit.MILLISECONDS.toNanos(1));
+        while (running)
+        {
+            int work = stager.ring().read(handler, BATCHES_PER_POLL);
+            if (null != replay)
+            {
+                work += serveReplay(replay);
+            }
+            reportDrops();
+            idle.idle(work);
+        }
+        while (stager.ring().read(handler, BATCHES_PER_POLL) > 0)
+        {
+            reportDrops();
+        }
+    }
+
+    private void onBatch(final int messageType, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        final byte[] payload = encoder.encode(buffer, index, length);
+        final long sequence = nextSequence++;
+        history[(int)(sequence % history.length)] = payload;
+        publisher.sendMore(topic);
+        publisher.sendMore(sequenceBytes(sequence));
+        publisher.send(payload, 0);
+        publishedBatches = sequence + 1;
+    }
+
+    private int serveReplay(final ZMQ.Socket replay)
+    {
+        final byte[] identity = replay.recv(ZMQ.DONTWAIT);
+        if (null == identity)
+        {
+            return 0;
+        }
+        final List<byte[]> frames = new ArrayList<>();
+        while (replay.hasReceiveMore())
+        {
+            frames.add(replay.recv(0));
+        }
+        final byte[] start = frames.isEmpty() ? null : frames.get(frames.size() - 1);
+        if (null == start || 8 != start.length)
+        {
+            LOG.log(System.Logger.Level.WARNING, "KV events replay: ignored a request without an 8-byte start " +
+                "sequence ({0} frames)", frames.size());
+            return 1;
+        }
+        final long from = Math.max(toLong(start), Math.max(0, nextSequence - history.length));
+        for (long sequence = from; sequence < nextSequence; sequence++)
+        {
+            replay.sendMore(identity);
+            replay.sendMore(EMPTY);
+            replay.sendMore(sequenceBytes(sequence));
+            replay.send(history[(int)(sequence % history.length)], 0);
+        }
+        replay.sendMore(identity);
+        replay.sendMore(EMPTY);
+        replay.sendMore(END_MARKER);
+        replay.send(EMPTY, 0);
+        return 1;
+    }
+
+    private void reportDrops()
+    {
+        final long dropped = stager.droppedBatches();
+        if (dropped != droppedLogged)
+        {
+            LOG.log(System.Logger.Level.WARNING, "KV events: {0} batch(es) dropped in all (the publisher fell " +
+                "behind the engine; the ring holds {1} bytes)", dropped, settings.ringBytes());
+            droppedLogged = dropped;
+        }
+    }
+
+    static byte[] sequenceBytes(final long sequence)
+    {
+        final byte[] bytes = new byte[8];
+        for (int i = 7, shift = 0; i >= 0; i--, shift += 8)
+        {
+            bytes[i] = (byte)(sequence >>> shift);
+        }
+        return bytes;
+    }
+
+    static long toLong(final byte[] bytes)
+    {
+        long value = 0;
+        for (final byte b : bytes)
+        {
+            value = (value << 8) | (b & 0xff);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,118 @@
+package dev.tapedeck.kvevents;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+
+import dev.tapedeck.kv.KvEventSink;
+
+/**
+ * The engine's side of KV-cache events: collects one step's events in a compact binary record and, at
+ * {@link #endOfStep()}, hands the record to the publisher through a bounded single-producer ring (Agrona's
+ * {@link OneToOneRingBuffer}). Never blocks: when the ring is full the step's batch is dropped and counted in
+ * {@link #droppedBatches()} (the publisher logs it). Allocates nothing once its staging buffer has grown to the
+ * largest step seen.
+ * <p>
+ * Record layout (native order): {@code long epochNs}, then events: {@code byte STORED, int blockCount,
+ * int blockSize, byte hasParent, long parent, long[blockCount] hashes, int[blockCount * blockSize] tokens};
+ * {@code byte REMOVED, long hash}; {@code byte CLEARED}.
+ * <p>
+ * <b>Threading</b>: the {@link KvEventSink} methods are called on the engine's thread only; {@link #ring()} is read
+ * by the publisher's thread; {@link #droppedBatches()} from any thread.
+ */
+public final class KvEventStager implements KvEventSink
+{
+    static final byte STORED = 1;
+    static final byte REMOVED = 2;
+    static final byte CLEARED = 3;
+    static final int BATCH_MESSAGE = 1;
+    static final int HEADER_BYTES = Long.BYTES;
+
+    private final OneToOneRingBuffer ring;
+    private final ExpandableArrayBuffer staging = new ExpandableArrayBuffer(64 * 1024);
+    private final AtomicLong droppedBatches = new AtomicLong();
+    private final long epochBaseNs;
+    private final long nanoBase;
+    private int length = HEADER_BYTES;
+
+    /**
+     * @param ringBytes ring capacity, a power of two.
+     */
+    public KvEventStager(final int ringBytes)
+    {
+        ring = new OneToOneRingBuffer(new UnsafeBuffer(
+            ByteBuffer.allocateDirect(ringBytes + RingBufferDescriptor.TRAILER_LENGTH)));
+        nanoBase = System.nanoTime();
+        epochBaseNs = System.currentTimeMillis() * 1_000_000L;
+    }
+
+    @Override
+    public void blockStored(final long[] blockHashes, final int firstBlock, final int blockCount,
+        final int[] tokenIds, final int blockSize)
+    {
+        staging.putByte(length, STORED);
+        staging.putInt(length + 1, blockCount);
+        staging.putInt(length + 5, blockSize);
+        staging.putByte(length + 9, (byte)(firstBlock > 0 ? 1 : 0));
+        staging.putLong(length + 10, firstBlock > 0 ? blockHashes[firstBlock - 1] : 0L);
+        length += 18;
+        for (int i = 0; i < blockCount; i++)
+        {
+            staging.putLong(length, blockHashes[firstBlock + i]);
+            length += Long.BYTES;
+        }
+        final int from = firstBlock * blockSize;
+        final int tokens = blockCount * blockSize;
+        for (int i = 0; i < tokens; i++)
+        {
+            staging.putInt(length, tokenIds[from + i]);
+            length += Integer.BYTES;
+        }
+    }
+
+    @Override
+    public void blockRemoved(final long blockHash)
+    {
+        staging.putByte(length, REMOVED);
+        staging.putLong(length + 1, blockHash);
+        length += 1 + Long.BYTES;
+    }
+
+    @Override
+    public void allBlocksCleared()
+    {
+        staging.putByte(length++, CLEARED);
+    }
+
+    @Override
+    public void endOfStep()
+    {
+        if (HEADER_BYTES == length)
+        {
+            return;
+        }
+        staging.putLong(0, epochBaseNs + (System.nanoTime() - nanoBase));
+        if (length > ring.maxMsgLength() || !ring.write(BATCH_MESSAGE, staging, 0, length))
+        {
+            droppedBatches.incrementAndGet();
+        }
+        length = HEADER_BYTES;
+    }
+
+    /**
+     * @return batches dropped because the ring was full (or one step's events exceeded a ring message).
+     */
+    public long droppedBatches()
+    {
+        return droppedBatches.get();
+    }
+
+    OneToOneRingBuffer ring()
+    {
+        return ring;
+    }
+}

@@ -1,0 +1,136 @@
+package dev.tapedeck.kvevents;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * How one engine publishes its KV-cache events, after vLLM's {@code KVEventsConfig}: the PUB endpoint (bound when it
+ * holds a wildcard, {@code ::}, or is {@code ipc://}/{@code inproc://}, connected otherwise, as vLLM does), the
+ * optional replay endpoint (a ROUTER, always bound), the topic (the first frame of every message), whether events are
+ * msgpack maps (vLLM 0.23 and newer) or positional arrays, the data-parallel rank carried in every batch, how many
+ * batches the replay history keeps, and the bytes of the ring that carries events from the engine to the publisher.
+ * Immutable.
+ *
+ * @param endpoint the PUB socket's ZeroMQ endpoint.
+ * @param replayEndpoint the replay ROUTER's endpoint, or null for none.
+ * @param topic the topic frame.
+ * @param eventsAsMaps true for map-encoded events, false for positional arrays.
+ * @param dataParallelRank the rank written in every batch.
+ * @param bufferSteps batches kept for replay.
+ * @param ringBytes capacity of the engine-to-publisher ring (a power of two).
+ */
+public record KvEventsSettings(
+    String endpoint,
+    String replayEndpoint,
+    String topic,
+    boolean eventsAsMaps,
+    int dataParallelRank,
+    int bufferSteps,
+    int ringBytes)
+{
+    /** vLLM's default endpoint. */
+    public static final String DEFAULT_ENDPOINT = "tcp://*:5557";
+    /** vLLM's default {@code buffer_steps}: batches kept for replay. */
+    public static final int DEFAULT_BUFFER_STEPS = 10_000;
+    /** Default ring between the engine and the publisher: 8 MiB, thousands of steps of events. */
+    public static final int DEFAULT_RING_BYTES = 8 << 20;
+
+    private static final Pattern TCP_PORT = Pattern.compile("^(tcp://.*:)(\\d+)$");
+
+    /**
+     * Validates the values.
+     */
+    public KvEventsSettings
+    {
+        checkEndpoint("--kv-events-endpoint", endpoint);
+        if (null != replayEndpoint)
+        {
+            checkEndpoint("--kv-events-replay-endpoint", replayEndpoint);
+        }
+        if (null == topic)
+        {
+            throw new IllegalArgumentException("the KV events topic is missing");
+        }
+        if (bufferSteps < 1)
+        {
+            throw new IllegalArgumentException("the KV events replay buffer needs at least one batch, got " +
+                bufferSteps);
+        }
+        if (ringBytes < 4096 || 0 != (ringBytes & (ringBytes - 1)))
+        {
+            throw new IllegalArgumentException("the KV events ring must be a power of two of at least 4096 bytes, " +
+                "got " + ringBytes);
+        }
+    }
+
+    private static void checkEndpoint(final String flag, final String value)
+    {
+        if (null == value || !(value.startsWith("tcp://") || value.startsWith("ipc://") ||
+            value.startsWith("inproc://")))
+        {
+            throw new IllegalArgumentException(flag + " must be a ZeroMQ endpoint such as tcp://*:5557, got '" +
+                value + "'");
+        }
+    }
+
+    /**
+     * @return true when the PUB socket binds (vLLM's rule), false when it connects to a subscriber that binds.
+     */
+    public boolean bindsPublisher()
+    {
+        return endpoint.contains("*") || endpoint.contains("::") || endpoint.startsWith("ipc://") ||
+            endpoint.startsWith("inproc://");
+    }
+
+    /**
+     * @param value another topic.
+     * @return these settings with that topic.
+     */
+    public KvEventsSettings topic(final String value)
+    {
+        return new KvEventsSettings(endpoint, replayEndpoint, value, eventsAsMaps, dataParallelRank, bufferSteps,
+            ringBytes);
+    }
+
+    /**
+     * The settings of replica {@code index}: tcp ports offset by the index (as vLLM offsets them by data-parallel
+     * rank), inproc and ipc names suffixed {@code _dp<index>}; index 0 is unchanged.
+     *
+     * @param index replica index.
+     * @return the replica's settings.
+     */
+    public KvEventsSettings forReplica(final int index)
+    {
+        if (0 == index)
+        {
+            return this;
+        }
+        return new KvEventsSettings(offset(endpoint, index), null == replayEndpoint ? null :
+            offset(replayEndpoint, index), topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes);
+    }
+
+    private static String offset(final String endpoint, final int index)
+    {
+        final Matcher tcp = TCP_PORT.matcher(endpoint);
+        if (tcp.matches())
+        {
+            final int port = Integer.parseInt(tcp.group(2));
+            return 0 == port ? endpoint : tcp.group(1) + (port + index);
+        }
+        return endpoint.startsWith("tcp://") ? endpoint : endpoint + "_dp" + index;
+    }
+
+    /**
+     * llm-d's topic convention, {@code kv@<pod>@<model>}, with the pod named {@code host:port} as llm-d's
+     * inference simulator does.
+     *
+     * @param host the pod's address.
+     * @param port the serving port.
+     * @param model the model name.
+     * @return the topic.
+     */
+    public static String llmdTopic(final String host, final int port, final String model)
+    {
+        return "kv@" + host + ":" + port + "@" + model;
+    }
+}

@@ -1,0 +1,133 @@
+package dev.tapedeck.enginecore;
+
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.msgpack.value.ArrayValue;
+import org.msgpack.value.MapValue;
+import org.msgpack.value.Value;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+import org.zeromq.ZMonitor;
+
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.kv.BlockHasher;
+import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.kvevents.KvEventsSettings;
+import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.protocol.enginecore.VllmLine;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * KV events under {@code play}, wired as {@code play --enable-kv-cache-events} wires them: two engines behind a test
+ * frontend, each with its own publisher (rank i, port + i), map-encoded events as the 0.28 line sends them. The second
+ * engine's stream carries its rank, a {@code BlockStored} map for a prompt sent to it, and {@code AllBlocksCleared}
+ * after the frontend's {@code reset_prefix_cache} utility call.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class PlayKvEventsIT
+{
+    @Test
+    void shouldPublishMapEventsWithTheEnginesRankAndClearOnResetPrefixCache() throws Exception
+    {
+        final KvEventsSettings base = new KvEventsSettings("tcp://127.0.0.1:*", null, "kv@pod@model",
+            VllmLine.NEWEST.kvEventsAsMaps(), 0, 100, 1 << 20);
+        final List<KvEventPublisher> publishers = new ArrayList<>();
+        final List<EngineConfig> configs = new ArrayList<>();
+        PlayServer server = null;
+        try (TestFrontend frontend = new TestFrontend(1); ZContext context = new ZContext())
+        {
+            for (int i = 0; i < 2; i++)
+            {
+                final KvEventsSettings rank = base.forReplica(i);
+                publishers.add(new KvEventPublisher(new KvEventsSettings(rank.endpoint(), null, rank.topic(),
+                    rank.eventsAsMaps(), i, rank.bufferSteps(), rank.ringBytes())).start());
+                configs.add(new EngineConfig().seed(i).maxModelLen(4096).latencyModel(new StepLatencyModel(
+                    new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"))).tokenSpace(new int[] {0}, -1)
+                    .kvEventSink(publishers.get(i).sink()).conclude());
+            }
+            server = PlayServer.start(new PlayOptions(frontend.handshakeAddress, 2, VllmLine.NEWEST, null,
+                20_000_000_000L, 0), configs);
+            frontend.awaitEngines(2);
+
+            final ZMQ.Socket sub = context.createSocket(SocketType.SUB);
+            sub.setReceiveTimeOut(10_000);
+            sub.subscribe("kv@".getBytes(StandardCharsets.UTF_8));
+            try (ZMonitor monitor = new ZMonitor(context, sub))
+            {
+                monitor.add(ZMonitor.Event.HANDSHAKE_PROTOCOL, ZMonitor.Event.HANDSHAKE_SUCCEEDED).start();
+                sub.connect(publishers.get(1).endpoint());
+                assertNotNull(monitor.nextEvent(10_000), "the SUB completes its handshake");
+            }
+
+            final int[] prompt = new int[40];
+            for (int i = 0; i < prompt.length; i++)
+            {
+                prompt[i] = 5000 + i;
+            }
+            frontend.add(1, "to-rank-1", prompt, 2, 0);
+            final ArrayValue stored = receive(sub, 0);
+            assertEquals(1, stored.get(2).asIntegerValue().toInt(), "data_parallel_rank of engine 1");
+            final MapValue event = stored.get(1).asArrayValue().get(0).asMapValue();
+            assertEquals("BlockStored", field(event, "type").asStringValue().asString());
+            final long[] hashes = field(event, "block_hashes").asArrayValue().list().stream()
+                .mapToLong(h -> h.asIntegerValue().asBigInteger().longValue()).toArray();
+            assertArrayEquals(new BlockHasher("0").blockHashes(prompt, 16, null, null), hashes, "2 full blocks");
+            assertTrue(field(event, "parent_block_hash").isNilValue());
+            assertArrayEquals(Arrays.copyOf(prompt, 32), field(event, "token_ids").asArrayValue().list().stream()
+                .mapToInt(t -> t.asIntegerValue().toInt()).toArray());
+            assertEquals("full_attention", field(event, "kv_cache_spec_kind").asStringValue().asString());
+
+            while (true)
+            {
+                final TestFrontend.Outputs outputs = frontend.next(0);
+                assertNotNull(outputs, "outputs keep coming");
+                if (outputs.outputs().stream().anyMatch(o -> null != o.finishReason()))
+                {
+                    break;
+                }
+            }
+            frontend.utility(1, 7, "reset_prefix_cache");
+            final ArrayValue cleared = receive(sub, 1);
+            assertEquals("AllBlocksCleared", field(cleared.get(1).asArrayValue().get(0).asMapValue(), "type")
+                .asStringValue().asString());
+            assertEquals(0, publishers.get(0).publishedBatches(), "engine 0 got no request");
+        }
+        finally
+        {
+            if (null != server)
+            {
+                server.shutdown(0);
+            }
+            publishers.forEach(KvEventPublisher::close);
+        }
+    }
+
+    private static ArrayValue receive(final ZMQ.Socket sub, final long expectedSequence) throws Exception
+    {
+        final byte[] topic = sub.recv(0);
+        assertNotNull(topic, "a batch within 10 s");
+        assertEquals("kv@pod@model", new String(topic, StandardCharsets.UTF_8));
+        assertEquals(expectedSequence, new BigInteger(1, sub.recv(0)).longValueExact());
+        return TestFrontend.unpack(sub.recv(0)).asArrayValue();
+    }
+
+    private static Value field(final MapValue map, final String key)
+    {
+        final Value value = TestFrontend.get(map, key);
+        assertNotNull(value, key);
+        return value;
+    }
+}
