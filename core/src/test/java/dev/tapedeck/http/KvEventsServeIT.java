@@ -21,9 +21,9 @@ import org.msgpack.value.ValueFactory;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
-import org.zeromq.ZMonitor;
 
 import dev.tapedeck.engine.Engine;
+import dev.tapedeck.enginecore.ZmqConnector;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
@@ -70,20 +70,17 @@ class KvEventsServeIT
         return new KvEventsSettings("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", TOPIC, maps, 0, 100, 1 << 20);
     }
 
-    /** A SUB connected and past its handshake, so its subscription travels before the first event. */
+    /**
+     * A SUB connected and past its handshake, so its subscription travels before the first event (ZmqConnector heals
+     * JeroMQ's lost loopback connections).
+     */
     private static ZMQ.Socket subscribe(final ZContext context, final String endpoint)
     {
-        final ZMQ.Socket sub = context.createSocket(SocketType.SUB);
-        sub.setReceiveTimeOut(10_000);
-        sub.subscribe("kv@".getBytes(StandardCharsets.UTF_8));
-        try (ZMonitor monitor = new ZMonitor(context, sub))
+        return new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context, SocketType.SUB, sub ->
         {
-            monitor.add(ZMonitor.Event.HANDSHAKE_PROTOCOL, ZMonitor.Event.HANDSHAKE_SUCCEEDED).start();
-            sub.connect(endpoint);
-            final ZMonitor.ZEvent event = monitor.nextEvent(10_000);
-            assertNotNull(event, "the SUB completes its handshake within 10 s");
-        }
-        return sub;
+            sub.setReceiveTimeOut(10_000);
+            sub.subscribe("kv@".getBytes(StandardCharsets.UTF_8));
+        }, endpoint, System.nanoTime() + 10_000_000_000L);
     }
 
     private static Batch receive(final ZMQ.Socket sub)
@@ -313,11 +310,10 @@ class KvEventsServeIT
 
     private static List<Batch> replay(final ZContext context, final String endpoint, final long from)
     {
-        final ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
+        final ZMQ.Socket dealer = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context, SocketType.DEALER,
+            socket -> socket.setReceiveTimeOut(10_000), endpoint, System.nanoTime() + 10_000_000_000L);
         try
         {
-            dealer.setReceiveTimeOut(10_000);
-            dealer.connect(endpoint);
             dealer.sendMore(new byte[0]);
             dealer.send(BigInteger.valueOf(from).toByteArray().length <= 8 ? longBytes(from) : null, 0);
             final List<Batch> batches = new ArrayList<>();
