@@ -11,13 +11,15 @@ jar=core/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package
 out=bench/target/load-scale; mkdir -p "$out"
 java_run() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" "$@"; }
+# started directly (not through the function) so that $! is the server's own pid
+start_serve() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" serve "$@" & serve_pid=$!; }
 port=18700
 # a server with room for every stream: fixed 200 ms inter-token latency (knob model: one step every 200 ms), no
 # batching limit in the way
-java_run serve --port "$port" --latency-model knob --time-to-first-token 20ms --inter-token-latency 200ms \
+# and KV blocks for every stream's whole context (10k x 132 tokens), so nothing is preempted
+start_serve --port "$port" --latency-model knob --time-to-first-token 20ms --inter-token-latency 200ms \
     --max-num-seqs 20000 --max-num-batched-tokens 1000000 --max-waiting-queue-length 100000 \
-    --socket-send-buffer 16k >"$out/serve.log" 2>&1 &
-serve_pid=$!
+    --kv-cache-size 200000 --socket-send-buffer 16k >"$out/serve.log" 2>&1
 trap 'kill $serve_pid 2>/dev/null || true' EXIT
 until curl -s -o /dev/null "http://127.0.0.1:$port/health"; do sleep 0.1; done
 url="http://127.0.0.1:$port"
@@ -47,9 +49,9 @@ java_run load --url "$url" --model Qwen/Qwen3-8B --rate "$rate" --arrivals const
 summary "$out/rate.json" "open loop $rate req/s"
 # 3. non-streaming request rate, load vs wrk, 64 connections each, against a server answering at once
 kill $serve_pid 2>/dev/null || true; wait $serve_pid 2>/dev/null || true
-java_run serve --port "$port" --latency-model knob --time-to-first-token 0 --inter-token-latency 0 \
-    --max-num-seqs 20000 >"$out/serve-fast.log" 2>&1 &
-serve_pid=$!
+curl -s -o /dev/null "http://127.0.0.1:$port/health" && { echo "the first server is still up" >&2; exit 1; }
+start_serve --port "$port" --latency-model knob --time-to-first-token 0 --inter-token-latency 0 \
+    --max-num-seqs 20000 >"$out/serve-fast.log" 2>&1
 until curl -s -o /dev/null "http://127.0.0.1:$port/health"; do sleep 0.1; done
 body='{"model":"Qwen/Qwen3-8B","prompt":"hello there","max_tokens":4,"ignore_eos":true}'
 curl -s -o /dev/null -H 'content-type: application/json' -d "$body" "$url/v1/completions"

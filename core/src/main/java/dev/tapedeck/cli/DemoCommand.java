@@ -32,7 +32,7 @@ public final class DemoCommand implements Callable<Integer>
 {
     private static final String TRACE_RESOURCE = "/dev/tapedeck/demo/mooncake_fast25/conversation_trace.jsonl";
 
-    @CommandLine.Option(names = "--instances", defaultValue = "16", paramLabel = "N",
+    @CommandLine.Option(names = "--instances", defaultValue = "24", paramLabel = "N",
         description = "Simulated GPUs, each an independent `serve` instance with its own engine, on free ports; " +
             "requests go to them in turn (default: ${DEFAULT-VALUE}).")
     int instances;
@@ -42,7 +42,7 @@ public final class DemoCommand implements Callable<Integer>
             "trace was recorded).")
     double timeScale;
 
-    @CommandLine.Option(names = "--max-seconds", defaultValue = "45", paramLabel = "S",
+    @CommandLine.Option(names = "--max-seconds", defaultValue = "30", paramLabel = "S",
         description = "Stop sending after S seconds; requests in flight then get --drain-timeout (default: " +
             "${DEFAULT-VALUE}).")
     double maxSeconds;
