@@ -1,11 +1,10 @@
 package dev.tapedeck.cli;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 
 import org.junit.jupiter.api.Test;
 
 import picocli.CommandLine;
+import dev.tapedeck.testing.CliRun;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,25 +14,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CliTest
 {
-    private record Run(int exitCode, String out, String err)
+    private static CliRun run(final String... args)
     {
-    }
-
-    private static Run run(final String... args)
-    {
-        final CommandLine cli = Main.commandLine();
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        final int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+        return CliRun.of(args);
     }
 
     @Test
     void shouldPrintHelpForEveryCommand()
     {
-        final Run top = run("--help");
+        final CliRun top = run("--help");
         assertEquals(0, top.exitCode());
         assertTrue(top.out().contains("serve"), top.out());
         for (final String command : Main.commandLine().getSubcommands().keySet())
@@ -42,7 +31,7 @@ class CliTest
             {
                 continue;
             }
-            final Run help = run(command, "--help");
+            final CliRun help = run(command, "--help");
             assertEquals(0, help.exitCode(), command);
             assertTrue(help.out().startsWith("Usage: tapedeck " + command), help.out());
         }
@@ -68,7 +57,7 @@ class CliTest
     @Test
     void shouldPrintTheVersion()
     {
-        final Run version = run("--version");
+        final CliRun version = run("--version");
         assertEquals(0, version.exitCode());
         assertTrue(version.out().startsWith("tapedeck "), version.out());
     }
@@ -76,10 +65,10 @@ class CliTest
     @Test
     void shouldRejectAMalformedFlagValue()
     {
-        final Run bad = run("serve", "--max-num-seqs", "many");
+        final CliRun bad = run("serve", "--max-num-seqs", "many");
         assertEquals(2, bad.exitCode());
         assertTrue(bad.err().contains("--max-num-seqs"), bad.err());
-        final Run duration = run("serve", "--inter-token-latency", "fast");
+        final CliRun duration = run("serve", "--inter-token-latency", "fast");
         assertEquals(2, duration.exitCode());
         assertTrue(duration.err().contains("invalid duration 'fast'"), duration.err());
     }
@@ -87,19 +76,19 @@ class CliTest
     @Test
     void shouldRejectInvalidSettingsWithOneClearLine()
     {
-        final Run zero = run("serve", "--port", "0", "--max-num-seqs", "0");
+        final CliRun zero = run("serve", "--port", "0", "--max-num-seqs", "0");
         assertEquals(2, zero.exitCode());
         assertTrue(zero.err().contains("--max-num-seqs must be >= 1"), zero.err());
         assertTrue(!zero.err().contains("\tat "), "no stack trace: " + zero.err());
-        final Run knob = run("serve", "--port", "0", "--time-to-first-token", "100ms",
+        final CliRun knob = run("serve", "--port", "0", "--time-to-first-token", "100ms",
             "--time-to-first-token-std-dev", "50ms");
         assertEquals(2, knob.exitCode());
         assertTrue(knob.err().contains("at most 30%"), knob.err());
-        final Run pool = run("serve", "--port", "0", "--kv-cache-size", "10");
+        final CliRun pool = run("serve", "--port", "0", "--kv-cache-size", "10");
         assertEquals(2, pool.exitCode());
         assertTrue(pool.err().contains("--max-model-len 8192 needs 512 KV blocks of 16 tokens but --kv-cache-size " +
             "is 10"), pool.err());
-        final Run profile = run("serve", "--port", "0", "--step-profile", "h200");
+        final CliRun profile = run("serve", "--port", "0", "--step-profile", "h200");
         assertEquals(2, profile.exitCode());
         assertTrue(profile.err().contains("unknown step profile 'h200'"), profile.err());
     }
@@ -155,12 +144,12 @@ class CliTest
     @Test
     void shouldRejectABadKvEventsEndpointWithOneLine()
     {
-        final Run bad = run("serve", "--port", "0", "--enable-kv-cache-events", "--kv-events-endpoint",
+        final CliRun bad = run("serve", "--port", "0", "--enable-kv-cache-events", "--kv-events-endpoint",
             "localhost:5557");
         assertEquals(2, bad.exitCode());
         assertTrue(bad.err().contains("--kv-events-endpoint must be a ZeroMQ endpoint such as tcp://*:5557, got " +
             "'localhost:5557'"), bad.err());
-        final Run format = run("serve", "--kv-events-format", "json");
+        final CliRun format = run("serve", "--kv-events-format", "json");
         assertEquals(2, format.exitCode());
         assertTrue(format.err().contains("expected auto, array or map, got 'json'"), format.err());
     }

@@ -1,21 +1,18 @@
 package dev.tapedeck.cli.inspect;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import picocli.CommandLine;
 
-import dev.tapedeck.cli.Main;
 import dev.tapedeck.trace.TraceReader;
 import dev.tapedeck.trace.TraceTestData;
 import dev.tapedeck.workload.Workload;
 import dev.tapedeck.workload.WorkloadReader;
+import dev.tapedeck.testing.CliRun;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -30,19 +27,9 @@ class ConvertCommandTest
     @TempDir
     Path dir;
 
-    private record Run(int exitCode, String out, String err)
+    private static CliRun run(final String... args)
     {
-    }
-
-    private static Run run(final String... args)
-    {
-        final CommandLine cli = Main.commandLine();
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        final int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+        return CliRun.of(args);
     }
 
     @Test
@@ -51,7 +38,7 @@ class ConvertCommandTest
         final Path source = TraceTestData.path("workloads/mooncake_fast25/conversation_trace.jsonl");
         final Path out = dir.resolve("mooncake.workload.jsonl.gz");
 
-        final Run run = run("inspect", "convert", source.toString(), "-o", out.toString());
+        final CliRun run = run("inspect", "convert", source.toString(), "-o", out.toString());
 
         assertEquals(0, run.exitCode(), run.err());
         assertEquals(1, run.out().lines().count(), run.out());
@@ -71,7 +58,7 @@ class ConvertCommandTest
         final Path source = TraceTestData.path("vllm-vcr-fixtures/guidellm_sample.json");
         final Path out = dir.resolve("guidellm.trace.jsonl");
 
-        final Run run = run("inspect", "convert", source.toString(), "--from", "guidellm", "-o", out.toString(),
+        final CliRun run = run("inspect", "convert", source.toString(), "--from", "guidellm", "-o", out.toString(),
             "--model", "my-model");
 
         assertEquals(0, run.exitCode(), run.err());
@@ -82,7 +69,7 @@ class ConvertCommandTest
         assertEquals(4, trace.records().size());
 
         final Path workload = dir.resolve("guidellm.workload.jsonl");
-        final Run asWorkload = run("inspect", "convert", source.toString(), "--to", "workload", "-o",
+        final CliRun asWorkload = run("inspect", "convert", source.toString(), "--to", "workload", "-o",
             workload.toString());
         assertEquals(0, asWorkload.exitCode(), asWorkload.err());
         assertEquals(4, WorkloadReader.readAll(workload).requests().size());
@@ -92,13 +79,13 @@ class ConvertCommandTest
     void shouldConvertKvCacheTesterConversationsAndAzure() throws IOException
     {
         final Path out = dir.resolve("kv.jsonl");
-        final Run kv = run("inspect", "convert", TraceTestData.path("workloads/kv_cache_tester").toString(), "-o",
+        final CliRun kv = run("inspect", "convert", TraceTestData.path("workloads/kv_cache_tester").toString(), "-o",
             out.toString());
         assertEquals(0, kv.exitCode(), kv.err());
         assertTrue(kv.out().contains(": 21 requests over 400000 ms (6m40s), block size 64, 2 sessions;"), kv.out());
 
         final Path azure = dir.resolve("azure.jsonl");
-        final Run run = run("inspect", "convert",
+        final CliRun run = run("inspect", "convert",
             TraceTestData.path("workloads/azure_llm_2023/AzureLLMInferenceTrace_code.csv").toString(), "--from",
             "azure", "-o", azure.toString());
         assertEquals(0, run.exitCode(), run.err());
@@ -112,7 +99,7 @@ class ConvertCommandTest
         final Path mooncake = TraceTestData.path("workloads/mooncake_fast25/conversation_trace.jsonl");
         final Path out = dir.resolve("out.jsonl");
 
-        final Run trace = run("inspect", "convert", mooncake.toString(), "--to", "trace", "-o", out.toString());
+        final CliRun trace = run("inspect", "convert", mooncake.toString(), "--to", "trace", "-o", out.toString());
         assertEquals(2, trace.exitCode());
         assertTrue(trace.err().contains("--to trace needs measured results"), trace.err());
         assertEquals(1, trace.err().lines().count(), trace.err());
@@ -120,29 +107,29 @@ class ConvertCommandTest
 
         final Path ambiguous = dir.resolve("replay.jsonl");
         Files.writeString(ambiguous, "{\"timestamp\": 1.5, \"input_length\": 5, \"output_length\": 2}\n");
-        final Run unknown = run("inspect", "convert", ambiguous.toString(), "-o", out.toString());
+        final CliRun unknown = run("inspect", "convert", ambiguous.toString(), "-o", out.toString());
         assertEquals(2, unknown.exitCode());
         assertTrue(unknown.err().contains("cannot tell the format") && unknown.err().contains("vllm-bench"),
             unknown.err());
-        final Run named = run("inspect", "convert", ambiguous.toString(), "--from", "guidellm-replay", "-o",
+        final CliRun named = run("inspect", "convert", ambiguous.toString(), "--from", "guidellm-replay", "-o",
             out.toString());
         assertEquals(0, named.exitCode(), named.err());
 
-        final Run model = run("inspect", "convert", mooncake.toString(), "--model", "m", "-o", out.toString());
+        final CliRun model = run("inspect", "convert", mooncake.toString(), "--model", "m", "-o", out.toString());
         assertEquals(2, model.exitCode());
         assertTrue(model.err().contains("--model"), model.err());
 
-        final Run from = run("inspect", "convert", mooncake.toString(), "--from", "sharegpt", "-o", out.toString());
+        final CliRun from = run("inspect", "convert", mooncake.toString(), "--from", "sharegpt", "-o", out.toString());
         assertEquals(2, from.exitCode());
         assertTrue(from.err().contains("unknown format 'sharegpt'"), from.err());
 
         final Path broken = dir.resolve("broken.jsonl");
         Files.writeString(broken, "{\"timestamp\": 0, \"input_length\": 5, \"hash_ids\": [0]}\n{\"timestamp\": 1}\n");
-        final Run bad = run("inspect", "convert", broken.toString(), "-o", out.toString());
+        final CliRun bad = run("inspect", "convert", broken.toString(), "-o", out.toString());
         assertEquals(2, bad.exitCode());
         assertTrue(bad.err().contains(broken + ":2: input_length is missing"), bad.err());
 
-        final Run missing = run("inspect", "convert", dir.resolve("nope.json").toString(), "-o", out.toString());
+        final CliRun missing = run("inspect", "convert", dir.resolve("nope.json").toString(), "-o", out.toString());
         assertEquals(2, missing.exitCode());
         assertTrue(missing.err().contains("nope.json"), missing.err());
     }
@@ -150,10 +137,10 @@ class ConvertCommandTest
     @Test
     void shouldListConvertUnderInspect()
     {
-        final Run help = run("inspect", "--help");
+        final CliRun help = run("inspect", "--help");
         assertEquals(0, help.exitCode());
         assertTrue(help.out().contains("convert"), help.out());
-        final Run convertHelp = run("inspect", "convert", "--help");
+        final CliRun convertHelp = run("inspect", "convert", "--help");
         assertEquals(0, convertHelp.exitCode());
         for (final String flag : new String[] {"--from", "--to", "--model", "-o"})
         {

@@ -1,8 +1,6 @@
 package dev.tapedeck.cli.inspect;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,10 +10,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import picocli.CommandLine;
 
-import dev.tapedeck.cli.Main;
 import dev.tapedeck.trace.TraceTestData;
+import dev.tapedeck.testing.CliRun;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -35,19 +32,9 @@ class InspectCliTest
     @TempDir
     Path dir;
 
-    private record Run(int exitCode, String out, String err)
+    private static CliRun run(final String... args)
     {
-    }
-
-    private static Run run(final String... args)
-    {
-        final CommandLine cli = Main.commandLine();
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        final int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+        return CliRun.of(args);
     }
 
     @Test
@@ -55,11 +42,11 @@ class InspectCliTest
     {
         for (final String command : new String[] {"summarize", "perfetto", "validate", "fingerprint", "gen-demo"})
         {
-            final Run help = run("inspect", command, "--help");
+            final CliRun help = run("inspect", command, "--help");
             assertEquals(0, help.exitCode(), command);
             assertTrue(help.out().startsWith("Usage: tapedeck inspect " + command), help.out());
         }
-        final Run inspect = run("inspect");
+        final CliRun inspect = run("inspect");
         assertEquals(0, inspect.exitCode());
         assertTrue(inspect.out().contains("gen-demo"), inspect.out());
     }
@@ -68,7 +55,7 @@ class InspectCliTest
     void shouldSummariseAsATableOrJson() throws IOException
     {
         final String fixture = fixture("batch_context_trace.jsonl");
-        final Run table = run("inspect", "summarize", fixture);
+        final CliRun table = run("inspect", "summarize", fixture);
         assertEquals(0, table.exitCode(), table.err());
         assertTrue(table.out().contains("meta: model=synthetic-model gpu=- source=ci-validation-batch"),
             table.out());
@@ -79,13 +66,13 @@ class InspectCliTest
             "        all      5   32-200    4-10     55.00     90.00     90.00    13.00    18.00    19.00  stop=5\n"),
             table.out());
 
-        final Run json = run("inspect", "summarize", "--json", fixture);
+        final CliRun json = run("inspect", "summarize", "--json", fixture);
         assertEquals(0, json.exitCode(), json.err());
         final JsonNode summary = new ObjectMapper().readTree(json.out());
         assertEquals(5, summary.get("rows").size());
         assertEquals(13.0, summary.get("all").get("itl_ms").get("p50").asDouble());
 
-        final Run missing = run("inspect", "summarize", dir.resolve("nope.jsonl").toString());
+        final CliRun missing = run("inspect", "summarize", dir.resolve("nope.jsonl").toString());
         assertEquals(2, missing.exitCode());
         assertEquals("tapedeck summarize: error: " + dir.resolve("nope.jsonl") + ": no such file\n", missing.err());
     }
@@ -93,7 +80,7 @@ class InspectCliTest
     @Test
     void shouldExitOneAndListEveryProblemWhenATraceIsInvalid() throws IOException
     {
-        final Run valid = run("inspect", "validate", fixture("edge_cases_trace.jsonl"));
+        final CliRun valid = run("inspect", "validate", fixture("edge_cases_trace.jsonl"));
         assertEquals(0, valid.exitCode(), valid.out());
         assertEquals(fixture("edge_cases_trace.jsonl") + ": valid, 8 records and a meta line\n", valid.out());
 
@@ -101,7 +88,7 @@ class InspectCliTest
         Files.writeString(bad, "{\"prompt_tokens\":5,\"output_tokens\":1,\"ttft_ms\":1}\n" +
             "{\"prompt_tokens\":5,\"output_tokens\":2,\"ttft_ms\":-1}\n" +
             "not json\n", StandardCharsets.UTF_8);
-        final Run invalid = run("inspect", "validate", bad.toString());
+        final CliRun invalid = run("inspect", "validate", bad.toString());
         assertEquals(1, invalid.exitCode());
         assertEquals(bad + ":2: ttft_ms is negative: -1.0\n" +
             bad + ":2: output_tokens is 2 but neither itl_ms nor itl_summary is given\n" +
@@ -113,13 +100,13 @@ class InspectCliTest
     @Test
     void shouldPrintTheConfigHashOfTheManifestVector()
     {
-        final Run given = run("inspect", "fingerprint", "--gpu", "H200", "--vllm-version", "v0.27.1",
+        final CliRun given = run("inspect", "fingerprint", "--gpu", "H200", "--vllm-version", "v0.27.1",
             "--engine-config", VECTOR_CONFIG);
         assertEquals(0, given.exitCode(), given.err());
         assertEquals(VECTOR_HASH + "\n", given.out());
         assertEquals("", given.err());
 
-        final Run built = run("inspect", "fingerprint", "--gpu", "H200", "--vllm-version", "v0.27.1", "--show",
+        final CliRun built = run("inspect", "fingerprint", "--gpu", "H200", "--vllm-version", "v0.27.1", "--show",
             "--set", "model=Qwen/Qwen3-8B", "--set", "tensor_parallel=1", "--set", "gpu_memory_utilization=0.90",
             "--set", "max_model_len=16384", "--set", "max_num_seqs=256", "--set", "enable_prefix_caching=true",
             "--set", "enforce_eager=true", "--set", "speculative=none", "--set", "block_size=16");
@@ -127,11 +114,11 @@ class InspectCliTest
         assertEquals("config-fingerprint-v3\ngpu=H200\nvllm_tag=v0.27.1\nengine_config=" + VECTOR_CONFIG + "\n" +
             VECTOR_HASH + "\n", built.out());
 
-        final Run unsorted = run("inspect", "fingerprint", "--vllm-version", "v1", "--engine-config", "b=1;a=2");
+        final CliRun unsorted = run("inspect", "fingerprint", "--vllm-version", "v1", "--engine-config", "b=1;a=2");
         assertEquals(0, unsorted.exitCode());
         assertTrue(unsorted.err().contains("not sorted by key"), unsorted.err());
 
-        final Run both = run("inspect", "fingerprint", "--vllm-version", "v1", "--engine-config", "a=1",
+        final CliRun both = run("inspect", "fingerprint", "--vllm-version", "v1", "--engine-config", "a=1",
             "--set", "a=1");
         assertEquals(2, both.exitCode());
         assertEquals("tapedeck fingerprint: error: give either --engine-config or --set, not both\n", both.err());
@@ -143,7 +130,7 @@ class InspectCliTest
     {
         final Path first = dir.resolve("demo1.jsonl");
         final Path second = dir.resolve("demo2.jsonl");
-        final Run generated = run("inspect", "gen-demo", "-o", first.toString(), "--records", "50", "--seed", "3");
+        final CliRun generated = run("inspect", "gen-demo", "-o", first.toString(), "--records", "50", "--seed", "3");
         assertEquals(0, generated.exitCode(), generated.err());
         assertTrue(generated.out().startsWith("wrote " + first + ": 50 records over "), generated.out());
         assertEquals(0, run("inspect", "gen-demo", "-o", second.toString(), "--records", "50", "--seed", "3")
@@ -151,7 +138,7 @@ class InspectCliTest
         assertArrayEquals(Files.readAllBytes(first), Files.readAllBytes(second));
         assertEquals(0, run("inspect", "validate", first.toString()).exitCode());
         assertEquals(0, run("inspect", "gen-demo", "-o", dir.resolve("fast.jsonl").toString(), "--fast").exitCode());
-        final Run none = run("inspect", "gen-demo", "-o", second.toString(), "--records", "0");
+        final CliRun none = run("inspect", "gen-demo", "-o", second.toString(), "--records", "0");
         assertEquals(2, none.exitCode());
         assertEquals("tapedeck gen-demo: error: --records must be at least 1, got 0\n", none.err());
     }
@@ -160,7 +147,7 @@ class InspectCliTest
     void shouldExportPerfettoJsonToAFile() throws IOException
     {
         final Path out = dir.resolve("trace.json");
-        final Run exported = run("inspect", "perfetto", fixture("batch_context_trace.jsonl"), "-o", out.toString(),
+        final CliRun exported = run("inspect", "perfetto", fixture("batch_context_trace.jsonl"), "-o", out.toString(),
             "--name", "demo");
         assertEquals(0, exported.exitCode(), exported.err());
         assertEquals("wrote " + out + ": 5 requests on 3 lanes (peak concurrency 3), 75 events\n", exported.out());
@@ -168,11 +155,11 @@ class InspectCliTest
         assertEquals(75, document.get("traceEvents").size());
         assertEquals("demo", document.get("traceEvents").get(0).get("args").get("name").asText());
 
-        final Run skipped = run("inspect", "perfetto", fixture("spec_decode_trace.jsonl"), "-o", out.toString());
+        final CliRun skipped = run("inspect", "perfetto", fixture("spec_decode_trace.jsonl"), "-o", out.toString());
         assertEquals(0, skipped.exitCode());
         assertTrue(skipped.out().contains("skipped 8 records without arrival_ms"), skipped.out());
 
-        final Run noOutput = run("inspect", "perfetto", fixture("simple_trace.jsonl"));
+        final CliRun noOutput = run("inspect", "perfetto", fixture("simple_trace.jsonl"));
         assertEquals(2, noOutput.exitCode());
         assertTrue(noOutput.err().contains("give -o OUT.json"), noOutput.err());
     }

@@ -1,7 +1,5 @@
 package dev.tapedeck.cli.inspect;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,11 +7,10 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import picocli.CommandLine;
 
-import dev.tapedeck.cli.Main;
 import dev.tapedeck.load.LoadReport;
 import dev.tapedeck.load.LoadReportSamples;
+import dev.tapedeck.testing.CliRun;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -28,19 +25,9 @@ class ReportCommandTest
     @TempDir
     Path dir;
 
-    private record Run(int exitCode, String out, String err)
+    private static CliRun run(final String... args)
     {
-    }
-
-    private static Run run(final String... args)
-    {
-        final CommandLine cli = Main.commandLine();
-        final StringWriter out = new StringWriter();
-        final StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        final int code = cli.execute(args);
-        return new Run(code, out.toString(), err.toString());
+        return CliRun.of(args);
     }
 
     private Path sweepReport() throws Exception
@@ -53,7 +40,7 @@ class ReportCommandTest
     @Test
     void shouldPrintTheSummaryTableOfASavedReport() throws Exception
     {
-        final Run result = run("inspect", "report", sweepReport().toString());
+        final CliRun result = run("inspect", "report", sweepReport().toString());
         assertEquals(0, result.exitCode(), result.err());
         final String[] lines = result.out().strip().split("\n");
         assertTrue(lines[0].startsWith("point") && lines[0].contains("TTFT p50/p99 ms"), lines[0]);
@@ -70,7 +57,7 @@ class ReportCommandTest
     void shouldWriteTheHtmlReport() throws Exception
     {
         final Path html = dir.resolve("pages/sweep.html");
-        final Run result = run("inspect", "report", sweepReport().toString(), "--html", html.toString());
+        final CliRun result = run("inspect", "report", sweepReport().toString(), "--html", html.toString());
         assertEquals(0, result.exitCode(), result.err());
         assertEquals("html report: " + html, result.out().strip());
         final String page = Files.readString(html, StandardCharsets.UTF_8);
@@ -86,7 +73,7 @@ class ReportCommandTest
         final Path other = dir.resolve("other.json");
         Files.writeString(other, "{\"schema\": \"guidellm-report/1\", \"points\": []}");
         final Path html = dir.resolve("other.html");
-        final Run wrong = run("inspect", "report", other.toString(), "--html", html.toString());
+        final CliRun wrong = run("inspect", "report", other.toString(), "--html", html.toString());
         assertEquals(2, wrong.exitCode());
         assertEquals("tapedeck report: error: " + other + ": not a tapedeck load report (no schema " +
             LoadReport.SCHEMA + ")", wrong.err().strip());
@@ -94,7 +81,7 @@ class ReportCommandTest
 
         final Path noSchema = dir.resolve("array.json");
         Files.writeString(noSchema, "[1, 2, 3]");
-        final Run array = run("inspect", "report", noSchema.toString());
+        final CliRun array = run("inspect", "report", noSchema.toString());
         assertEquals(2, array.exitCode());
         assertTrue(array.err().contains(noSchema + ": not a tapedeck load report"), array.err());
         assertEquals("", array.out());
@@ -105,13 +92,13 @@ class ReportCommandTest
     {
         final Path broken = dir.resolve("broken.json");
         Files.writeString(broken, "{\n  \"schema\": \"tapedeck-load-report/1\",\n  oops\n}");
-        final Run json = run("inspect", "report", broken.toString());
+        final CliRun json = run("inspect", "report", broken.toString());
         assertEquals(2, json.exitCode());
         assertTrue(json.err().startsWith("tapedeck report: error: " + broken + ":3: not valid JSON: "), json.err());
         assertEquals(1, json.err().strip().split("\n").length, json.err());
 
         final Path missing = dir.resolve("missing.json");
-        final Run none = run("inspect", "report", missing.toString());
+        final CliRun none = run("inspect", "report", missing.toString());
         assertEquals(2, none.exitCode());
         assertEquals("tapedeck report: error: " + missing + ": no such file", none.err().strip());
     }
@@ -119,7 +106,7 @@ class ReportCommandTest
     @Test
     void shouldBeListedUnderInspectWithHelp()
     {
-        final Run help = run("inspect", "report", "--help");
+        final CliRun help = run("inspect", "report", "--help");
         assertEquals(0, help.exitCode());
         assertTrue(help.out().startsWith("Usage: tapedeck inspect report"), help.out());
         assertTrue(help.out().contains("--html"));
