@@ -11,17 +11,14 @@ import org.agrona.concurrent.SleepingMillisIdleStrategy;
 
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.RequestObserver;
-import dev.tapedeck.trace.PromptBlockHashes;
-import dev.tapedeck.trace.RequestCapture;
 import dev.tapedeck.trace.TraceMeta;
 import dev.tapedeck.trace.TraceRecord;
 import dev.tapedeck.trace.TraceWriter;
 
 /**
- * Self-capture ({@code --trace-out}): every request that finishes in an engine becomes a trace record with its
- * arrival (ms since the capture started), the requests in flight when it arrived, the prompt's block fingerprints,
- * cached tokens, the real gap before each token (the model's step timing, as the engine produced it) with the batch
- * around it, and its finish reason; with {@code recordTokens}, the token ids.
+ * Self-capture ({@code --trace-out}): every request that finishes in an engine becomes a trace record
+ * ({@link CaptureObserver}: arrival, requests in flight, block fingerprints, cached tokens, the real gap before each
+ * token with the batch around it, finish reason; with {@code recordTokens}, the token ids).
  * <p>
  * Engines call the {@link RequestObserver} methods on their own threads; per-request state lives on the request.
  * Finished records go through a bounded many-to-one queue to one writer thread, which writes and flushes them, so an
@@ -34,9 +31,7 @@ public final class TraceRecorder implements RequestObserver, AutoCloseable
     private static final System.Logger LOG = System.getLogger(TraceRecorder.class.getName());
     private static final int QUEUE_CAPACITY = 64 * 1024;
 
-    private final long startNs;
-    private final boolean recordTokens;
-    private final int blockSize;
+    private final CaptureObserver capture;
     private final Path path;
     private final ManyToOneConcurrentArrayQueue<TraceRecord> queue =
         new ManyToOneConcurrentArrayQueue<>(QUEUE_CAPACITY);
@@ -48,9 +43,7 @@ public final class TraceRecorder implements RequestObserver, AutoCloseable
         final int blockSize)
     {
         this.path = path;
-        this.startNs = startNs;
-        this.recordTokens = recordTokens;
-        this.blockSize = blockSize;
+        this.capture = new CaptureObserver(startNs, recordTokens, blockSize, this::enqueue);
         this.writerAgent = new WriterAgent(writer, queue);
         this.runner = new AgentRunner(new SleepingMillisIdleStrategy(1), this::onWriterError, null, writerAgent);
     }
@@ -78,34 +71,27 @@ public final class TraceRecorder implements RequestObserver, AutoCloseable
     @Override
     public void onAccepted(final Request request, final int inFlight)
     {
-        final RequestCapture capture = new RequestCapture(millisSinceStart(request.arrivalNs()),
-            request.promptLength(), inFlight, recordTokens);
-        capture.blockHashes(PromptBlockHashes.of(request.promptTokenIds(), request.promptLength(), blockSize));
-        request.observation(capture);
+        capture.onAccepted(request, inFlight);
     }
 
     @Override
     public void onToken(final Request request, final int tokenId, final long atNs, final int running,
         final int prefillTokens)
     {
-        if (request.observation() instanceof RequestCapture capture)
-        {
-            capture.onChunk(millisSinceStart(atNs), 1, running, prefillTokens);
-            capture.onTokenId(tokenId);
-        }
+        capture.onToken(request, tokenId, atNs, running, prefillTokens);
     }
 
     @Override
     public void onFinished(final Request request)
     {
-        if (request.observation() instanceof RequestCapture capture)
+        capture.onFinished(request);
+    }
+
+    private void enqueue(final TraceRecord record)
+    {
+        if (!queue.offer(record))
         {
-            request.observation(null);
-            capture.cachedTokens(request.numCachedTokens());
-            if (!queue.offer(capture.toRecord(request.finishReason().wireName())))
-            {
-                droppedRecords.incrementAndGet();
-            }
+            droppedRecords.incrementAndGet();
         }
     }
 
@@ -136,11 +122,6 @@ public final class TraceRecorder implements RequestObserver, AutoCloseable
         LOG.log(dropped > 0 ? System.Logger.Level.WARNING : System.Logger.Level.INFO,
             "trace {0}: {1} records written{2}", path, writerAgent.written,
             dropped > 0 ? ", " + dropped + " dropped (the disk could not keep up)" : "");
-    }
-
-    private double millisSinceStart(final long nanoTime)
-    {
-        return (nanoTime - startNs) / 1e6;
     }
 
     private void onWriterError(final Throwable error)

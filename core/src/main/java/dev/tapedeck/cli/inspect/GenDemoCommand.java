@@ -6,11 +6,13 @@ import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.capture.DemoTraceRun;
 import dev.tapedeck.cli.VersionProvider;
 import dev.tapedeck.trace.tools.DemoTraceGenerator;
 
 /**
- * {@code tapedeck inspect gen-demo}: a seeded synthetic trace (docs/inspect.md).
+ * {@code tapedeck inspect gen-demo}: a seeded synthetic trace, the {@link DemoTraceGenerator} workload run through the
+ * engine in virtual time ({@link DemoTraceRun}; docs/inspect.md). Runs on the caller's thread.
  */
 @CommandLine.Command(
     name = "gen-demo",
@@ -19,8 +21,8 @@ import dev.tapedeck.trace.tools.DemoTraceGenerator;
     sortOptions = false,
     description = {
         "Write a synthetic trace: Poisson arrivals, lognormal prompt and output lengths, shared system prompts, " +
-            "timings from the dense-8b-rtxpro6000 step model under a vLLM-like batching loop. The same seed " +
-            "gives the same bytes.",
+            "timed by tapedeck's engine in virtual time (dense-8b-rtxpro6000 step model, 256 sequences, 8192 " +
+            "batched tokens, prefix caching). The same seed gives the same bytes.",
         "Example: tapedeck inspect gen-demo -o demo.jsonl --records 500 --seed 7"})
 public final class GenDemoCommand implements Callable<Integer>
 {
@@ -47,7 +49,7 @@ public final class GenDemoCommand implements Callable<Integer>
     public Integer call() throws Exception
     {
         final DemoTraceGenerator.Result result =
-            DemoTraceGenerator.write(new DemoTraceGenerator.Options(records, seed, fast), output);
+            DemoTraceRun.write(new DemoTraceGenerator.Options(records, seed, fast), output);
         spec.commandLine().getOut().println(String.format(Locale.ROOT,
             "wrote %s: %d records over %.1f s, peak concurrency %d, %d output tokens (seed %d, %s)", output,
             result.records(), result.spanMs() / 1000.0, result.peakConcurrency(), result.outputTokens(), seed,

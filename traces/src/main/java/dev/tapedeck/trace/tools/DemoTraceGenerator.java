@@ -1,8 +1,7 @@
 package dev.tapedeck.trace.tools;
 
-import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -10,27 +9,21 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.latency.StepCoefficients;
-import dev.tapedeck.latency.StepLatencyModel;
-import dev.tapedeck.trace.PromptBlockHashes;
 import dev.tapedeck.trace.TraceMeta;
-import dev.tapedeck.trace.TraceRecord;
-import dev.tapedeck.trace.TraceWriter;
 
 /**
- * {@code inspect gen-demo}: a synthetic trace that looks like a capture, for demos and tests. The same options give a
- * byte-identical file.
+ * The workload of {@code inspect gen-demo}, a synthetic trace that looks like a capture: this class draws the
+ * requests and the meta line; core runs them through the real engine in virtual time and captures the trace
+ * ({@code dev.tapedeck.capture.DemoTraceRun}). The same options give the same requests.
  * <ul>
  *   <li>Workload: Poisson arrivals (exponential gaps, the first at 0); prompt and output lengths lognormal
  *       (heavy-tailed: median x e^(sigma z)); an output that reaches {@code max_tokens} ends with {@code length},
  *       else {@code stop}. A share of prompts starts with one of a few shared system prompts (picked with weights
  *       1, 1/2, 1/3, ...), so {@code block_hashes} (block size 16, computed from the synthetic token ids) share
  *       prefixes and later requests get prefix-cache hits ({@code cached_tokens}).</li>
- *   <li>Timing: {@link DemoEngine}, a vLLM-V1-shaped step loop in virtual time whose step durations come from the
- *       step model with {@link StepCoefficients#DENSE_8B_RTXPRO6000} (an 8B dense model on one RTX PRO 6000).
- *       TTFT therefore includes queueing and chunked prefill, ITL grows with the batch, and {@code itl_ctx} holds
- *       each step's running requests and prefill tokens. Times are rounded to the microsecond.</li>
- *   <li>{@code concurrency} is the number of requests in flight at arrival, this one included. Records are written
- *       in finish order, as a capture writes them.</li>
+ *   <li>Engine settings for the run: {@value #MAX_NUM_SEQS} sequences, {@value #MAX_NUM_BATCHED_TOKENS} batched
+ *       tokens, blocks of {@value #BLOCK_SIZE}, context {@value #MAX_MODEL_LEN}, the step model
+ *       {@link StepCoefficients#DENSE_8B_RTXPRO6000} (an 8B dense model on one RTX PRO 6000).</li>
  *   <li>{@code fast}: short prompts (median 128) and outputs (median 12, at most 64) at 20 requests/s, so the
  *       whole trace spans seconds and replays quickly; the default is 4 requests/s with prompts of median 600 and
  *       outputs of median 150 (at most 1024).</li>
@@ -39,8 +32,16 @@ import dev.tapedeck.trace.TraceWriter;
  */
 public final class DemoTraceGenerator
 {
+    /** Running-set cap of the engine that times the trace. */
+    public static final int MAX_NUM_SEQS = 256;
+    /** Token budget per step of that engine. */
+    public static final int MAX_NUM_BATCHED_TOKENS = 8192;
+    /** KV block size, also of {@code block_hashes}. */
+    public static final int BLOCK_SIZE = 16;
+    /** Context length: the longest prompt plus its {@code max_tokens}. */
+    public static final int MAX_MODEL_LEN = 16_384;
+
     private static final int VOCABULARY = 32_000;
-    private static final int MAX_MODEL_LEN = 16_384;
 
     private static final Profile REALISTIC = new Profile("realistic", 4.0, 600, 0.9, 150, 0.9, 1024, 400, 6, 0.6);
     private static final Profile FAST = new Profile("fast", 20.0, 128, 0.8, 12, 0.7, 64, 64, 4, 0.6);
@@ -89,33 +90,23 @@ public final class DemoTraceGenerator
     }
 
     /**
-     * Generate a trace file.
+     * One generated request.
      *
-     * @param options what to generate.
-     * @param out the file (gzip when it ends with {@code .gz}).
-     * @return what was generated.
-     * @throws IOException if the file cannot be written.
+     * @param arrivalMs arrival, ms since the first (whole microseconds).
+     * @param promptTokenIds the prompt's token ids (do not modify).
+     * @param maxTokens its {@code max_tokens}.
+     * @param outputTokens how many tokens it generates: {@code maxTokens} when it ends with {@code length}, fewer
+     *     when the model stops by itself ({@code stop}).
      */
-    public static Result write(final Options options, final Path out) throws IOException
+    public record DemoRequest(double arrivalMs, int[] promptTokenIds, int maxTokens, int outputTokens)
     {
-        final List<DemoEngine.Request> requests = workload(options);
-        final double[] endsMs = new double[requests.size()];
-        final long[] counts = new long[3];
-        try (TraceWriter writer = TraceWriter.open(out, meta(options)))
+        /**
+         * @return {@code length} when the output reaches {@code max_tokens}, else {@code stop}.
+         */
+        public String finishReason()
         {
-            new DemoEngine(new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000)).run(requests,
-                (request, endMs) ->
-                {
-                    final int finished = (int)counts[0];
-                    endsMs[finished] = endMs;
-                    counts[0]++;
-                    final long concurrency = 1 + request.index - endedBy(endsMs, finished + 1, request.arrivalMs);
-                    counts[1] = Math.max(counts[1], concurrency);
-                    counts[2] += request.outputTokens;
-                    writer.write(record(request, concurrency), false);
-                });
+            return outputTokens >= maxTokens ? "length" : "stop";
         }
-        return new Result(requests.size(), endsMs[requests.size() - 1], counts[1], counts[2]);
     }
 
     /**
@@ -126,7 +117,7 @@ public final class DemoTraceGenerator
     public static TraceMeta meta(final Options options)
     {
         final TraceMeta meta = new TraceMeta().model("synthetic/dense-8b").gpu("simulated RTX PRO 6000").tp(1L)
-            .maxNumSeqs((long)DemoEngine.MAX_NUM_SEQS).source("gen-demo").blockSize((long)DemoEngine.BLOCK_SIZE);
+            .maxNumSeqs((long)MAX_NUM_SEQS).source("gen-demo").blockSize((long)BLOCK_SIZE);
         final ObjectNode settings = JsonNodeFactory.instance.objectNode();
         settings.put("records", options.records());
         settings.put("seed", options.seed());
@@ -141,7 +132,13 @@ public final class DemoTraceGenerator
         return options.fast() ? FAST : REALISTIC;
     }
 
-    private static List<DemoEngine.Request> workload(final Options options)
+    /**
+     * Draw the requests.
+     *
+     * @param options what to generate.
+     * @return the requests in arrival order, the first at 0.
+     */
+    public static List<DemoRequest> requests(final Options options)
     {
         final Profile profile = profile(options);
         final SeededRandom random = new SeededRandom(SeededRandom.mix(options.seed(), 0x6e6d6f));
@@ -153,7 +150,7 @@ public final class DemoTraceGenerator
             prefixWeights += 1.0 / (p + 1);
         }
         final int longestPrompt = MAX_MODEL_LEN - profile.maxTokens();
-        final List<DemoEngine.Request> requests = new ArrayList<>(options.records());
+        final List<DemoRequest> requests = new ArrayList<>(options.records());
         double arrivalMs = 0;
         for (int i = 0; i < options.records(); i++)
         {
@@ -165,52 +162,16 @@ public final class DemoTraceGenerator
                 prefixes[pick(random, prefixWeights, prefixes.length)] : new int[0];
             final int userTokens = lognormal(random, profile.promptMedian(), profile.promptSigma(), 1, longestPrompt);
             final int promptTokens = Math.min(prefix.length + userTokens, longestPrompt);
-            final int[] prompt = java.util.Arrays.copyOf(prefix, promptTokens);
+            final int[] prompt = Arrays.copyOf(prefix, promptTokens);
             for (int t = Math.min(prefix.length, promptTokens); t < promptTokens; t++)
             {
                 prompt[t] = random.nextInt(VOCABULARY);
             }
             final int natural = lognormal(random, profile.outputMedian(), profile.outputSigma(), 1, Integer.MAX_VALUE);
             final int outputTokens = Math.min(natural, profile.maxTokens());
-            requests.add(new DemoEngine.Request(i, roundMs(arrivalMs), promptTokens,
-                PromptBlockHashes.of(prompt, promptTokens, DemoEngine.BLOCK_SIZE), outputTokens,
-                natural >= profile.maxTokens() ? "length" : "stop"));
+            requests.add(new DemoRequest(roundMs(arrivalMs), prompt, profile.maxTokens(), outputTokens));
         }
         return requests;
-    }
-
-    private static TraceRecord record(final DemoEngine.Request request, final long concurrency)
-    {
-        final TraceRecord record = request.capture.cachedTokens(request.cachedTokens).toRecord(request.finishReason);
-        record.concurrency(concurrency).ttftMs(roundMs(record.ttftMs()));
-        final double[] gaps = record.itlMs();
-        for (int g = 0; g < gaps.length; g++)
-        {
-            gaps[g] = roundMs(gaps[g]);
-        }
-        return record;
-    }
-
-    /**
-     * @return how many of the first {@code count} (ascending) end times are at or before {@code atMs}.
-     */
-    private static int endedBy(final double[] endsMs, final int count, final double atMs)
-    {
-        int low = 0;
-        int high = count;
-        while (low < high)
-        {
-            final int middle = (low + high) >>> 1;
-            if (endsMs[middle] <= atMs)
-            {
-                low = middle + 1;
-            }
-            else
-            {
-                high = middle;
-            }
-        }
-        return low;
     }
 
     private static int pick(final SeededRandom random, final double totalWeight, final int count)
@@ -244,7 +205,11 @@ public final class DemoTraceGenerator
         return tokens;
     }
 
-    private static double roundMs(final double ms)
+    /**
+     * @param ms milliseconds.
+     * @return rounded to the microsecond.
+     */
+    public static double roundMs(final double ms)
     {
         return Math.round(ms * 1000.0) / 1000.0;
     }

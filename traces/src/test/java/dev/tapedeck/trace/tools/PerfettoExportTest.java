@@ -168,60 +168,6 @@ class PerfettoExportTest
     }
 
     @Test
-    void shouldNeverOverlapSlicesOnALaneAndUseAsManyLanesAsThePeakConcurrency() throws IOException
-    {
-        final Path demo = dir.resolve("demo.jsonl");
-        DemoTraceGenerator.write(new DemoTraceGenerator.Options(300, 9, false), demo);
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final PerfettoExport.Result result = PerfettoExport.write(demo, PerfettoExport.Options.defaults(), out);
-        final JsonNode events = JSON.readTree(out.toByteArray()).get("traceEvents");
-        final java.util.Map<Integer, java.util.List<long[]>> byLane = new java.util.TreeMap<>();
-        long peakActive = 0;
-        for (final JsonNode event : events)
-        {
-            if ("X".equals(event.get("ph").asText()))
-            {
-                final long startNs = ns(event.get("ts"));
-                byLane.computeIfAbsent(event.get("tid").asInt(), tid -> new ArrayList<>())
-                    .add(new long[] {startNs, startNs + ns(event.get("dur"))});
-            }
-            else if ("C".equals(event.get("ph").asText()) && "active_requests".equals(event.get("name").asText()))
-            {
-                peakActive = Math.max(peakActive, event.get("args").get("active_requests").asLong());
-            }
-        }
-        assertEquals(result.peakConcurrency(), byLane.size());
-        assertEquals(result.peakConcurrency(), peakActive, "lanes = the peak of active_requests");
-        int slices = 0;
-        for (final java.util.List<long[]> lane : byLane.values())
-        {
-            lane.sort(java.util.Comparator.comparingLong(slice -> slice[0]));
-            for (int i = 1; i < lane.size(); i++)
-            {
-                assertTrue(lane.get(i)[0] >= lane.get(i - 1)[1], "slice " + i + " starts before the one before ends");
-            }
-            slices += lane.size();
-        }
-        assertEquals(events.size(), result.events());
-        assertEquals(events.size(), slices + countOf(events, "M") + countOf(events, "C"), "only X, M and C events");
-    }
-
-    private static long ns(final JsonNode microseconds)
-    {
-        return new java.math.BigDecimal(microseconds.asText()).movePointRight(3).longValueExact();
-    }
-
-    private static int countOf(final JsonNode events, final String phase)
-    {
-        int count = 0;
-        for (final JsonNode event : events)
-        {
-            count += phase.equals(event.get("ph").asText()) ? 1 : 0;
-        }
-        return count;
-    }
-
-    @Test
     void shouldPackLanesGreedilyInArrivalOrder()
     {
         // a lane is free again at its request's end instant; the lowest free lane is taken
