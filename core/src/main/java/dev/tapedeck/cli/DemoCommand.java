@@ -118,12 +118,7 @@ public final class DemoCommand implements Callable<Integer>
         }
         finally
         {
-            started.server().shutdown(TimeUnit.SECONDS.toNanos(1));
-            if (null != started.recorder())
-            {
-                started.recorder().close();
-            }
-            started.tokenizer().close();
+            started.close(TimeUnit.SECONDS.toNanos(1));
             if (null == workload)
             {
                 Files.deleteIfExists(trace);

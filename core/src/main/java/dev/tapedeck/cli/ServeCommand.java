@@ -131,10 +131,23 @@ public final class ServeCommand implements Callable<Integer>
     record Started(HttpServer server, Tokenizer tokenizer, TraceRecorder recorder, ServeOptions options,
         List<EngineConfig> configs, List<KvEventPublisher> kvEventPublishers)
     {
-        /** Stop the KV event publishers (after the server, so the last steps' events go out). */
-        void closePublishers()
+        /**
+         * Shut the server down, then stop the KV event publishers (so the last steps' events go out), close the trace
+         * and the tokenizer.
+         *
+         * @param drainTimeoutNs how long in-flight requests may finish before they are aborted.
+         * @return requests aborted.
+         */
+        int close(final long drainTimeoutNs)
         {
+            final int aborted = server.shutdown(drainTimeoutNs);
             kvEventPublishers.forEach(KvEventPublisher::close);
+            if (null != recorder)
+            {
+                recorder.close();
+            }
+            tokenizer.close();
+            return aborted;
         }
     }
 
@@ -215,19 +228,16 @@ public final class ServeCommand implements Callable<Integer>
             // JUL resets its handlers in its own shutdown hook, so shutdown messages go straight to stderr
             System.err.println("tapedeck: shutting down: in-flight requests may finish for up to " +
                 dev.tapedeck.latency.Durations.format(shutdownTimeoutNs));
-            final int aborted = server.shutdown(shutdownTimeoutNs);
+            final int aborted = started.close(shutdownTimeoutNs);
             if (aborted > 0)
             {
                 System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
             }
-            started.closePublishers();
             if (null != recorder)
             {
-                recorder.close();
                 System.err.println("tapedeck: trace " + capture.traceOut + ": " + recorder.writtenRecords() +
                     " records");
             }
-            tokenizer.close();
         }, "tapedeck-shutdown"));
         final List<Integer> ports = server.ports();
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}) ready in " +

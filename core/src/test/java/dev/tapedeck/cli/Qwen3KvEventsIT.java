@@ -101,9 +101,7 @@ class Qwen3KvEventsIT
         }
         finally
         {
-            started.server().shutdown(0);
-            started.closePublishers();
-            started.tokenizer().close();
+            started.close(0);
         }
     }
 

@@ -47,9 +47,7 @@ class ServeKvEventsIT
         }
         finally
         {
-            started.server().shutdown(0);
-            started.closePublishers();
-            started.tokenizer().close();
+            started.close(0);
         }
     }
 }
