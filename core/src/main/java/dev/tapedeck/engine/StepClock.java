@@ -111,6 +111,15 @@ public final class StepClock implements DeadlineTimerWheel.TimerHandler
     }
 
     /**
+     * @param timerId a timer that has not fired yet, or is firing (inside its handler).
+     * @return its deadline as scheduled.
+     */
+    public long deadlineNs(final long timerId)
+    {
+        return deadlineByLiveTimerId.get(timerId);
+    }
+
+    /**
      * @return the earliest pending deadline, or {@link #NO_DEADLINE}.
      */
     public long earliestDeadlineNs()

@@ -393,7 +393,6 @@ public final class LoadRun implements ExchangeListener
         private final long startNs;
         private final StepClock clock;
         private final Long2LongHashMap planIndexByTimer = new Long2LongHashMap(-1);
-        private final Long2LongHashMap deadlineByTimer = new Long2LongHashMap(Long.MIN_VALUE);
         private final boolean[] sessionBusy;
         private final long[] sessionLastEndNs;
         private final List<ArrayDeque<PlannedRequest>> sessionWaiting;
@@ -443,7 +442,6 @@ public final class LoadRun implements ExchangeListener
         {
             final long timerId = clock.schedule(deadlineNs, System.nanoTime());
             planIndexByTimer.put(timerId, planIndex);
-            deadlineByTimer.put(timerId, deadlineNs);
         }
 
         void poll(final long nowNs)
@@ -455,7 +453,7 @@ public final class LoadRun implements ExchangeListener
         public boolean onTimerExpiry(final TimeUnit timeUnit, final long now, final long timerId)
         {
             final int index = (int)planIndexByTimer.remove(timerId);
-            final long deadlineNs = deadlineByTimer.remove(timerId);
+            final long deadlineNs = clock.deadlineNs(timerId);
             if (limitReached())
             {
                 return true;
