@@ -3,9 +3,10 @@ package dev.tapedeck.load.client;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import io.netty.bootstrap.Bootstrap;
-import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.SocketChannel;
@@ -78,19 +79,32 @@ final class Lane
                 return;
             }
         }
+        connect(opened -> opened.start(exchange), () ->
+        {
+            exchange.body.release();
+            exchange.listener.onFinished(exchange, System.nanoTime(), "connect_failed");
+        });
+    }
+
+    /**
+     * Open one connection (on the lane's loop), counted in {@link #connections()} while it lives.
+     *
+     * @param onOpened given the new connection's handler.
+     * @param onFailed run when the connection could not be opened.
+     */
+    private void connect(final Consumer<ExchangeHandler> onOpened, final Runnable onFailed)
+    {
         connections++;
-        bootstrap.connect(address).addListener(f ->
+        bootstrap.connect(address).addListener((ChannelFutureListener)f ->
         {
             if (f.isSuccess())
             {
-                final Channel channel = ((io.netty.channel.ChannelFuture)f).channel();
-                channel.pipeline().get(ExchangeHandler.class).start(exchange);
+                onOpened.accept(f.channel().pipeline().get(ExchangeHandler.class));
             }
             else
             {
                 connections--;
-                exchange.body.release();
-                exchange.listener.onFinished(exchange, System.nanoTime(), "connect_failed");
+                onFailed.run();
             }
         });
     }
@@ -113,19 +127,11 @@ final class Lane
                     opened.countDown();
                     continue;
                 }
-                connections++;
-                bootstrap.connect(address).addListener(f ->
+                connect(handler ->
                 {
-                    if (f.isSuccess())
-                    {
-                        release(((io.netty.channel.ChannelFuture)f).channel().pipeline().get(ExchangeHandler.class));
-                    }
-                    else
-                    {
-                        connections--;
-                    }
+                    release(handler);
                     opened.countDown();
-                });
+                }, opened::countDown);
             }
         });
     }
