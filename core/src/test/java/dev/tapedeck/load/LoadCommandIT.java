@@ -36,8 +36,7 @@ class LoadCommandIT
     @BeforeAll
     static void start() throws InterruptedException
     {
-        server = new TestServer(LoadHarness.serveOptions(16 << 20), c -> c.maxModelLen(262_144)
-            .kvCacheBlocks(200_000).maxNumBatchedTokens(32_768));
+        server = LoadHarness.longContextServer();
     }
 
     @AfterAll

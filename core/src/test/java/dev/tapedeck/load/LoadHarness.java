@@ -70,6 +70,19 @@ final class LoadHarness
     }
 
     /**
+     * An in-process serve for real workloads: prompts up to 256k tokens (Mooncake's reach 87k, kv-cache-tester's 65k;
+     * TestServer's defaults are 8192 tokens and 64 KiB bodies), KV blocks and a step budget to match.
+     *
+     * @return the running server.
+     * @throws InterruptedException if interrupted while starting.
+     */
+    static TestServer longContextServer() throws InterruptedException
+    {
+        return new TestServer(serveOptions(16 << 20), c -> c.maxModelLen(262_144).kvCacheBlocks(200_000)
+            .maxNumBatchedTokens(32_768));
+    }
+
+    /**
      * @param port the server.
      * @return its base URL.
      */

@@ -47,9 +47,7 @@ class WorkloadFormatsIT
     @BeforeAll
     static void start() throws InterruptedException
     {
-        // real prompts are long: Mooncake's reach 87k tokens and kv-cache-tester's 65k (default 8192 and 64 KiB)
-        server = new TestServer(LoadHarness.serveOptions(16 << 20), c -> c.maxModelLen(262_144)
-            .kvCacheBlocks(200_000).maxNumBatchedTokens(32_768));
+        server = LoadHarness.longContextServer();
     }
 
     @AfterAll
