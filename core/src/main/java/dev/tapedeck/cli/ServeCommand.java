@@ -177,6 +177,7 @@ public final class ServeCommand implements Callable<Integer>
             throw new IllegalArgumentException("--data-parallel-size must be between 1 and 1024, got " +
                 dataParallelSize);
         }
+        engine.capacityModel(modelName);
         final Tokenizer tokenizer = engine.loadTokenizer();
         // engine e = instance * dataParallelSize + rank: its seed offset and its KV event endpoint offset
         final List<EngineConfig> configs = new ArrayList<>(instances * dataParallelSize);
@@ -263,10 +264,11 @@ public final class ServeCommand implements Callable<Integer>
             }
         }, "tapedeck-shutdown"));
         final List<Integer> ports = server.ports();
-        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}) ready in " +
-            "{6} ms", VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
-            configs.get(0).latencyModel().describe(), options.transport().cliName(),
-            (System.nanoTime() - startNs) / 1_000_000);
+        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}; " +
+            "{6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
+            VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
+            configs.get(0).latencyModel().describe(), options.transport().cliName(), dataParallelSize,
+            configs.get(0).kvCacheBlocks(), configs.get(0).blockSize(), (System.nanoTime() - startNs) / 1_000_000);
         for (final KvEventPublisher publisher : started.kvEventPublishers())
         {
             LOG.log(System.Logger.Level.INFO, "KV events on {0} (topic {1}, {2}){3}", publisher.endpoint(),
