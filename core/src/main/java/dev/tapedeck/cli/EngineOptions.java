@@ -7,6 +7,7 @@ import picocli.CommandLine;
 
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.SchedulingPolicy;
+import dev.tapedeck.kv.KvCapacity;
 import dev.tapedeck.tokens.BuiltinTokenizer;
 import dev.tapedeck.tokens.HfTokenizer;
 import dev.tapedeck.tokens.Tokenizer;
@@ -46,10 +47,30 @@ final class EngineOptions
         description = "KV-cache block size in tokens (default: ${DEFAULT-VALUE}).")
     int blockSize;
 
-    @CommandLine.Option(names = "--kv-cache-size", paramLabel = "BLOCKS", defaultValue = "33600",
+    @CommandLine.Option(names = "--kv-cache-size", paramLabel = "BLOCKS",
         description = "KV-cache capacity in blocks of --block-size tokens; running requests are preempted when it " +
-            "runs out (default: ${DEFAULT-VALUE}).")
-    int kvCacheBlocks;
+            "runs out (default: from --gpu-memory-gb when given, else 33600).")
+    Integer kvCacheBlocks;
+
+    @CommandLine.Option(names = "--gpu-memory-gb", paramLabel = "GB",
+        description = "Size the KV cache as vLLM does on a GPU of this many GB (10^9 bytes): memory x " +
+            "--gpu-memory-utilization, minus the weights and activations, in blocks of the model's KV bytes per " +
+            "token (the model's dimensions are built in for common models; else give --kv-bytes-per-token and " +
+            "--model-weights-gb).")
+    Double gpuMemoryGb;
+
+    @CommandLine.Option(names = "--gpu-memory-utilization", paramLabel = "FRACTION", defaultValue = "0.9",
+        description = "Share of --gpu-memory-gb vLLM may use (default: ${DEFAULT-VALUE}).")
+    double gpuMemoryUtilization;
+
+    @CommandLine.Option(names = "--kv-bytes-per-token", paramLabel = "BYTES",
+        description = "KV bytes of one token over all layers, for --gpu-memory-gb (default: the model's " +
+            "2 x layers x kv_heads x head_dim x 2).")
+    Long kvBytesPerToken;
+
+    @CommandLine.Option(names = "--model-weights-gb", paramLabel = "GB",
+        description = "Weights in GB, for --gpu-memory-gb (default: the model's parameters x 2 bytes).")
+    Double modelWeightsGb;
 
     @CommandLine.Option(names = "--enable-prefix-caching", negatable = true, defaultValue = "true",
         fallbackValue = "true",
@@ -79,6 +100,49 @@ final class EngineOptions
         return null == tokenizerFile ? new BuiltinTokenizer() : new HfTokenizer(tokenizerFile);
     }
 
+    /** The model whose dimensions size the KV cache under --gpu-memory-gb (the served model's name). */
+    private String capacityModel;
+
+    /**
+     * @param model the model name whose built-in dimensions --gpu-memory-gb uses.
+     * @return this.
+     */
+    EngineOptions capacityModel(final String model)
+    {
+        capacityModel = model;
+        return this;
+    }
+
+    /**
+     * @return the KV-cache capacity in blocks: --kv-cache-size, or what --gpu-memory-gb leaves, or the default.
+     */
+    int kvCacheBlocks()
+    {
+        if (null == gpuMemoryGb)
+        {
+            if (null != kvBytesPerToken || null != modelWeightsGb)
+            {
+                throw new IllegalArgumentException("--kv-bytes-per-token and --model-weights-gb need --gpu-memory-gb");
+            }
+            return null == kvCacheBlocks ? EngineConfig.DEFAULT_KV_CACHE_BLOCKS : kvCacheBlocks;
+        }
+        if (null != kvCacheBlocks)
+        {
+            throw new IllegalArgumentException("give --kv-cache-size or --gpu-memory-gb, not both");
+        }
+        final KvCapacity.ModelProfile profile = KvCapacity.profile(capacityModel);
+        if (null == profile && (null == kvBytesPerToken || null == modelWeightsGb))
+        {
+            throw new IllegalArgumentException("--gpu-memory-gb: no built-in dimensions for model '" + capacityModel +
+                "' (known: " + KvCapacity.KNOWN.stream().map(KvCapacity.ModelProfile::name).toList() +
+                "); give --kv-bytes-per-token and --model-weights-gb");
+        }
+        final long bytesPerToken = null != kvBytesPerToken ? kvBytesPerToken : profile.kvBytesPerToken(2);
+        final long weightsBytes = null != modelWeightsGb ? (long)(modelWeightsGb * 1e9) : profile.parameters() * 2;
+        return KvCapacity.blocks((long)(gpuMemoryGb * 1e9), gpuMemoryUtilization, weightsBytes,
+            KvCapacity.DEFAULT_OVERHEAD_BYTES, bytesPerToken, blockSize);
+    }
+
     /**
      * @param instance replica index (offsets the seed).
      * @param tokenizer the tokenizer (its vocabulary feeds random output).
@@ -105,7 +169,7 @@ final class EngineOptions
             .longPrefillTokenThreshold(longPrefillTokenThreshold)
             .schedulingPolicy(schedulingPolicy)
             .blockSize(blockSize)
-            .kvCacheBlocks(kvCacheBlocks)
+            .kvCacheBlocks(kvCacheBlocks())
             .enablePrefixCaching(enablePrefixCaching)
             .prefixCachingHashSeed(prefixCachingHashSeed)
             .seed(seed + instance)

@@ -37,7 +37,8 @@ final class KvEventsOptions
     String endpoint;
 
     @CommandLine.Option(names = "--kv-events-topic", paramLabel = "TOPIC",
-        description = "Topic frame of every message (default for serve: llm-d's kv@<POD_IP or host>:<port>@<model>; " +
+        description = "Topic frame of every message; {rank} is replaced by the data-parallel rank (default for " +
+            "serve: llm-d's kv@<POD_IP or host>:<port>@<model>, shared by the ranks of an instance; " +
             "for play: empty, as vLLM).")
     String topic;
 

@@ -58,6 +58,11 @@ public final class PlayCommand implements Callable<Integer>
             "(default: ${DEFAULT-VALUE}).")
     long shutdownTimeoutNs;
 
+    @CommandLine.Option(names = "--model", paramLabel = "NAME",
+        description = "The model the engine stands for; only sizes the KV cache under --gpu-memory-gb (the frontend " +
+            "names the served model).")
+    String model;
+
     @CommandLine.Mixin
     EngineOptions engine = new EngineOptions();
 
@@ -74,6 +79,7 @@ public final class PlayCommand implements Callable<Integer>
         final Tokenizer tokenizer = null == engine.tokenizerFile ? null : engine.loadTokenizer();
         final PlayOptions options = new PlayOptions(handshakeAddress, engineCount, line,
             null == tokenizer ? null : tokenizer.vocabulary(), handshakeTimeoutNs, shutdownTimeoutNs);
+        engine.capacityModel(model);
         final List<EngineConfig> configs = new ArrayList<>();
         final List<KvEventPublisher> publishers = new ArrayList<>();
         final TraceRecorder recorder;

@@ -64,6 +64,12 @@ public final class ServeCommand implements Callable<Integer>
             "${DEFAULT-VALUE}).")
     int instances;
 
+    @CommandLine.Option(names = {"--data-parallel-size", "-dp"}, defaultValue = "1", paramLabel = "N",
+        description = "Engines behind each instance's port, as vLLM's data-parallel ranks: a request goes to the " +
+            "rank its X-data-parallel-rank header names, else to the least loaded; each rank has its own KV cache, " +
+            "metrics (label engine=rank) and KV event endpoint (port + rank) (default: ${DEFAULT-VALUE}).")
+    int dataParallelSize;
+
     @CommandLine.Option(names = "--mode", defaultValue = "random", paramLabel = "random|echo",
         description = "Output tokens: random text-like tokens, or echo of the prompt (default: ${DEFAULT-VALUE}).")
     ServeOptions.Mode mode;
@@ -166,34 +172,52 @@ public final class ServeCommand implements Callable<Integer>
             vllmVersion, apiKey, socketSendBufferBytes, Transport.select(transport));
         final KvEventsSettings kvSettings = kvEvents.enabled ?
             kvEvents.settings(VllmLine.of(vllmVersion), "", 0) : null;
+        if (dataParallelSize < 1 || dataParallelSize > 1024)
+        {
+            throw new IllegalArgumentException("--data-parallel-size must be between 1 and 1024, got " +
+                dataParallelSize);
+        }
+        engine.capacityModel(modelName);
         final Tokenizer tokenizer = engine.loadTokenizer();
-        final List<EngineConfig> configs = new ArrayList<>(instances);
+        // engine e = instance * dataParallelSize + rank: its seed offset and its KV event endpoint offset
+        final List<EngineConfig> configs = new ArrayList<>(instances * dataParallelSize);
+        final List<List<EngineConfig>> rankConfigs = new ArrayList<>(instances);
         final List<KvEventStager> stagers = new ArrayList<>();
         for (int i = 0; i < instances; i++)
         {
-            final EngineConfig config = engine.build(i, tokenizer);
-            if (null != kvSettings)
+            final List<EngineConfig> ranks = new ArrayList<>(dataParallelSize);
+            for (int r = 0; r < dataParallelSize; r++)
             {
-                final KvEventStager stager = new KvEventStager(kvSettings.ringBytes());
-                config.kvEventSink(stager);
-                stagers.add(stager);
+                final EngineConfig config = engine.build(i * dataParallelSize + r, tokenizer);
+                if (null != kvSettings)
+                {
+                    final KvEventStager stager = new KvEventStager(kvSettings.ringBytes());
+                    config.kvEventSink(stager);
+                    stagers.add(stager);
+                }
+                ranks.add(config);
+                configs.add(config);
             }
-            configs.add(config);
+            rankConfigs.add(ranks);
         }
         final TraceRecorder recorder = capture.start("tapedeck-serve", modelName, configs, System.nanoTime());
         HttpServer server = null;
         final List<KvEventPublisher> publishers = new ArrayList<>();
         try
         {
-            server = HttpServer.start(options, configs, tokenizer);
+            server = HttpServer.startRanks(options, rankConfigs, tokenizer);
             final List<Integer> ports = server.ports();
-            for (int i = 0; i < stagers.size(); i++)
+            for (int e = 0; e < stagers.size(); e++)
             {
-                // the topic names the replica's HTTP port, known only once bound
-                final KvEventsSettings replica = kvSettings.forReplica(i).topic(kvEvents.hasTopic() ?
-                    kvSettings.topic() : KvEventsSettings.llmdTopic(KvEventsOptions.podAddress(host), ports.get(i),
-                    modelName));
-                publishers.add(new KvEventPublisher(replica, stagers.get(i)).start());
+                final int instance = e / dataParallelSize;
+                final int rank = e % dataParallelSize;
+                // the topic names the instance's HTTP port, known only once bound; every rank of an instance shares
+                // it, as vLLM's ranks share one --kv-events-config, and writes its rank in each batch
+                final String topic = kvEvents.hasTopic() ?
+                    kvSettings.topic().replace("{rank}", Integer.toString(rank)) :
+                    KvEventsSettings.llmdTopic(KvEventsOptions.podAddress(host), ports.get(instance), modelName);
+                final KvEventsSettings replica = kvSettings.forReplica(e).dataParallelRank(rank).topic(topic);
+                publishers.add(new KvEventPublisher(replica, stagers.get(e)).start());
             }
             return new Started(server, tokenizer, recorder, options, configs, publishers);
         }
@@ -240,10 +264,11 @@ public final class ServeCommand implements Callable<Integer>
             }
         }, "tapedeck-shutdown"));
         final List<Integer> ports = server.ports();
-        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}) ready in " +
-            "{6} ms", VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
-            configs.get(0).latencyModel().describe(), options.transport().cliName(),
-            (System.nanoTime() - startNs) / 1_000_000);
+        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}; " +
+            "{6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
+            VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
+            configs.get(0).latencyModel().describe(), options.transport().cliName(), dataParallelSize,
+            configs.get(0).kvCacheBlocks(), configs.get(0).blockSize(), (System.nanoTime() - startNs) / 1_000_000);
         for (final KvEventPublisher publisher : started.kvEventPublishers())
         {
             LOG.log(System.Logger.Level.INFO, "KV events on {0} (topic {1}, {2}){3}", publisher.endpoint(),

@@ -39,8 +39,9 @@ final class CompletionAdmission
     {
         final long arrivalNs = HttpFront.nowNs();
         final ServeOptions options = instance.options();
-        final Engine engine = instance.engine();
         final ParsedRequest request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
+        final HttpFront front = instance.route(http.headers().get(Instance.DATA_PARALLEL_RANK_HEADER));
+        final Engine engine = front.engine();
         if (null != request.model && !options.serves(request.model))
         {
             throw new ApiException(HttpResponseStatus.NOT_FOUND, "NotFoundError",
@@ -60,7 +61,7 @@ final class CompletionAdmission
         final String headerId = http.headers().get("X-Request-Id");
         final String responseId = prefix + (null != headerId ? headerId :
             null != request.requestId ? request.requestId : instance.randomHexId());
-        final HttpStream stream = new HttpStream(instance.front(), ctx, wireCtx, owner, request, responseId,
+        final HttpStream stream = new HttpStream(front, ctx, wireCtx, owner, request, responseId,
             System.currentTimeMillis() / 1000, keepAlive);
         final int[] echo = ServeOptions.Mode.ECHO == options.mode() ? echoTokens(request, prompts) : null;
         final Choice[] choices = new Choice[children];

@@ -25,9 +25,10 @@ import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
- * {@code tapedeck serve}: N independent simulated vLLM replicas, each an engine on its own event loop with its own
- * port, metrics and seed. The HTTP child channels of a replica are registered on the replica's loop, so a token
- * becomes an SSE write with no thread hop. Native epoll when available (sub-millisecond timers), NIO otherwise.
+ * {@code tapedeck serve}: N independent simulated vLLM replicas, each on its own event loop with its own port, metrics
+ * and seed, and each with one engine per data-parallel rank (all on the replica's loop). The HTTP child channels of a
+ * replica are registered on the replica's loop, so a token becomes an SSE write with no thread hop. Native epoll when
+ * available (sub-millisecond timers), NIO otherwise.
  * <p>
  * Start with {@link #start}; {@link #shutdown} drains and stops. Thread safe for those two calls.
  */
@@ -51,7 +52,7 @@ public final class HttpServer implements AutoCloseable
     }
 
     /**
-     * Bind every instance.
+     * Bind every instance, each with one engine.
      *
      * @param options face settings.
      * @param configs one concluded engine config per instance.
@@ -62,6 +63,31 @@ public final class HttpServer implements AutoCloseable
     public static HttpServer start(final ServeOptions options, final List<EngineConfig> configs,
         final Tokenizer tokenizer) throws InterruptedException
     {
+        final List<List<EngineConfig>> perInstance = new ArrayList<>(configs.size());
+        for (final EngineConfig config : configs)
+        {
+            perInstance.add(List.of(config));
+        }
+        return startRanks(options, perInstance, tokenizer);
+    }
+
+    /**
+     * Bind every instance, each with its data-parallel ranks.
+     *
+     * @param options face settings.
+     * @param rankConfigs per instance, one concluded engine config per data-parallel rank.
+     * @param tokenizer shared tokenizer.
+     * @return the running server.
+     * @throws InterruptedException if interrupted while binding.
+     */
+    public static HttpServer startRanks(final ServeOptions options, final List<List<EngineConfig>> rankConfigs,
+        final Tokenizer tokenizer) throws InterruptedException
+    {
+        if (rankConfigs.size() != options.instances())
+        {
+            throw new IllegalArgumentException("expected engine configs for " + options.instances() +
+                " instances, got " + rankConfigs.size());
+        }
         final Transport transport = options.transport();
         final IoHandlerFactory ioFactory = transport.ioHandlerFactory();
         final Class<? extends ServerChannel> channelClass = transport.serverChannel();
@@ -74,7 +100,7 @@ public final class HttpServer implements AutoCloseable
             for (int i = 0; i < options.instances(); i++)
             {
                 final EventLoop loop = group.next();
-                final Instance instance = new Instance(i, loop, options, configs.get(i), tokenizer);
+                final Instance instance = new Instance(i, loop, options, rankConfigs.get(i), tokenizer);
                 instances.add(instance);
                 final int port = 0 == options.port() ? 0 : options.port() + i;
                 final ServerBootstrap bootstrap = new ServerBootstrap()
@@ -127,8 +153,8 @@ public final class HttpServer implements AutoCloseable
     }
 
     /**
-     * Run a task on an instance's event loop (where its engine lives) and wait for its result. For tests and tools
-     * that need to look at an engine; not for the request path.
+     * Run a task on an instance's event loop against its first (rank 0) engine and wait for its result. For tests and
+     * tools that need to look at an engine; not for the request path.
      *
      * @param instance instance index.
      * @param task what to run against the engine.
@@ -139,8 +165,24 @@ public final class HttpServer implements AutoCloseable
     public <T> T onEngine(final int instance, final java.util.function.Function<dev.tapedeck.engine.Engine, T> task)
         throws Exception
     {
+        return onEngine(instance, 0, task);
+    }
+
+    /**
+     * As {@link #onEngine(int, java.util.function.Function)}, for one data-parallel rank of an instance.
+     *
+     * @param instance instance index.
+     * @param rank data-parallel rank.
+     * @param task what to run against the rank's engine.
+     * @param <T> result type.
+     * @return the task's result.
+     * @throws Exception if the task fails or the wait is interrupted.
+     */
+    public <T> T onEngine(final int instance, final int rank,
+        final java.util.function.Function<dev.tapedeck.engine.Engine, T> task) throws Exception
+    {
         final Instance target = instances.get(instance);
-        return target.loop().submit(() -> task.apply(target.engine())).get();
+        return target.loop().submit(() -> task.apply(target.rank(rank).engine())).get();
     }
 
     /**
@@ -175,7 +217,7 @@ public final class HttpServer implements AutoCloseable
         {
             for (final Instance instance : instances)
             {
-                instance.loop().submit(() -> instance.engine().beginShutdown()).get();
+                instance.loop().submit(instance::beginShutdown).get();
             }
             final long deadline = System.nanoTime() + drainTimeoutNs;
             while (System.nanoTime() - deadline < 0 && inFlight() > 0)
@@ -185,11 +227,7 @@ public final class HttpServer implements AutoCloseable
             aborted = inFlight();
             for (final Instance instance : instances)
             {
-                instance.loop().submit(() ->
-                {
-                    instance.engine().abortAll(System.nanoTime());
-                    instance.front().kick();
-                }).get();
+                instance.loop().submit(() -> instance.abortAll(System.nanoTime())).get();
                 instance.serverChannel().close().sync();
             }
             channels.close().await(2, TimeUnit.SECONDS);
@@ -214,8 +252,7 @@ public final class HttpServer implements AutoCloseable
         int total = 0;
         for (final Instance instance : instances)
         {
-            total += instance.loop().submit(() -> instance.engine().numRunning() + instance.engine().numWaiting())
-                .get();
+            total += instance.loop().submit(instance::requestsInFlight).get();
         }
         return total;
     }

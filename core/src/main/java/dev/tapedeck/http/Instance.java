@@ -1,5 +1,6 @@
 package dev.tapedeck.http;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -14,34 +15,53 @@ import dev.tapedeck.metrics.PrometheusExposition;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
- * One simulated vLLM replica: its engine, the event loop it lives on, its metrics and its listening port.
- * Everything here is confined to {@link #loop()} once started.
+ * One simulated vLLM server: the event loop it lives on, its listening port, and its data-parallel ranks, each an
+ * engine with its own KV cache and scheduler behind the one port (as {@code vllm serve --data-parallel-size N}: one
+ * API server, N engine cores). A request goes to the rank its {@code X-data-parallel-rank} header names, otherwise to
+ * the least loaded rank. Everything here is confined to {@link #loop()} once started.
  */
 final class Instance
 {
+    /** The request header that pins a request to a data-parallel rank (vLLM's name). */
+    static final String DATA_PARALLEL_RANK_HEADER = "X-data-parallel-rank";
+    private static final System.Logger LOG = System.getLogger(Instance.class.getName());
+
     private final int index;
     private final EventLoop loop;
     private final ServeOptions options;
     private final Tokenizer tokenizer;
-    private final HttpFront front;
-    private final Engine engine;
+    private final HttpFront[] ranks;
     private final PrometheusExposition exposition;
     private final SeededRandom idRandom;
     private Channel serverChannel;
 
-    Instance(final int index, final EventLoop loop, final ServeOptions options, final EngineConfig config,
+    Instance(final int index, final EventLoop loop, final ServeOptions options, final List<EngineConfig> rankConfigs,
         final Tokenizer tokenizer)
     {
+        if (rankConfigs.isEmpty())
+        {
+            throw new IllegalArgumentException("an instance needs at least one engine");
+        }
         this.index = index;
         this.loop = loop;
         this.options = options;
         this.tokenizer = tokenizer;
-        this.front = new HttpFront(loop, options, tokenizer.vocabulary());
-        this.engine = new Engine(config, front, System.nanoTime());
-        this.front.engine(engine);
-        this.idRandom = new SeededRandom(SeededRandom.mix(config.seed(), 0x1d5L));
+        this.ranks = new HttpFront[rankConfigs.size()];
+        final List<Engine> engines = new ArrayList<>(ranks.length);
+        final List<Map<String, String>> labels = new ArrayList<>(ranks.length);
+        final long nowNs = System.nanoTime();
+        for (int r = 0; r < ranks.length; r++)
+        {
+            final HttpFront front = new HttpFront(loop, options, tokenizer.vocabulary());
+            final Engine engine = new Engine(rankConfigs.get(r), front, nowNs);
+            front.engine(engine);
+            ranks[r] = front;
+            engines.add(engine);
+            labels.add(cacheConfigLabels(rankConfigs.get(r)));
+        }
+        this.idRandom = new SeededRandom(SeededRandom.mix(rankConfigs.get(0).seed(), 0x1d5L));
         this.exposition = new PrometheusExposition(options.modelNameForResponses(),
-            System.currentTimeMillis() / 1000.0, List.of(engine), List.of(cacheConfigLabels(config)));
+            System.currentTimeMillis() / 1000.0, engines, labels);
     }
 
     private static Map<String, String> cacheConfigLabels(final EngineConfig config)
@@ -80,14 +100,142 @@ final class Instance
         return tokenizer;
     }
 
-    HttpFront front()
+    /**
+     * @return the number of data-parallel ranks (engines) behind this instance's port.
+     */
+    int dataParallelSize()
     {
-        return front;
+        return ranks.length;
     }
 
-    Engine engine()
+    /**
+     * @param rank data-parallel rank.
+     * @return the rank's front (which holds its engine).
+     */
+    HttpFront rank(final int rank)
     {
-        return engine;
+        return ranks[rank];
+    }
+
+    /**
+     * @return rank 0's engine; every rank has the same configuration apart from its seed.
+     */
+    Engine firstEngine()
+    {
+        return ranks[0].engine();
+    }
+
+    /**
+     * Choose the rank of a new request: the one its {@code X-data-parallel-rank} header names, or else the least
+     * loaded, scored as vLLM's data-parallel load balancer scores engines (4 x waiting + running; ties go to the
+     * lowest rank).
+     *
+     * @param rankHeader the header's value, or null.
+     * @return the rank's front.
+     * @throws ApiException (400) if the header is not a rank of this server.
+     */
+    HttpFront route(final String rankHeader)
+    {
+        if (null != rankHeader)
+        {
+            final int rank;
+            try
+            {
+                rank = Integer.parseInt(rankHeader.trim());
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw ApiException.badRequest(DATA_PARALLEL_RANK_HEADER + " must be an integer, got '" + rankHeader +
+                    "'", null);
+            }
+            if (rank < 0 || rank >= ranks.length)
+            {
+                throw ApiException.badRequest("Requested DP rank " + rank + " is out of range [0, " + ranks.length +
+                    ")", null);
+            }
+            return ranks[rank];
+        }
+        HttpFront best = ranks[0];
+        long bestScore = Long.MAX_VALUE;
+        for (final HttpFront front : ranks)
+        {
+            final Engine engine = front.engine();
+            final long score = 4L * engine.numWaiting() + engine.numRunning();
+            if (score < bestScore)
+            {
+                bestScore = score;
+                best = front;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * @return requests running or waiting over all ranks.
+     */
+    int requestsInFlight()
+    {
+        int total = 0;
+        for (final HttpFront front : ranks)
+        {
+            total += front.engine().numRunning() + front.engine().numWaiting();
+        }
+        return total;
+    }
+
+    /**
+     * Stop every rank from taking requests (new ones get 503).
+     */
+    void beginShutdown()
+    {
+        for (final HttpFront front : ranks)
+        {
+            front.engine().beginShutdown();
+        }
+    }
+
+    /**
+     * Abort whatever is still in flight on every rank and write the aborts out.
+     *
+     * @param nowNs the time of the abort.
+     */
+    void abortAll(final long nowNs)
+    {
+        for (final HttpFront front : ranks)
+        {
+            front.engine().abortAll(nowNs);
+            front.kick();
+        }
+    }
+
+    /**
+     * vLLM's {@code POST /reset_prefix_cache}: every rank forgets its cached prefix blocks (and publishes
+     * {@code AllBlocksCleared}). A rank with running requests keeps its cache and logs why, as vLLM does; the endpoint
+     * answers 200 either way, as vLLM's.
+     *
+     * @return the number of ranks that were reset.
+     */
+    int resetPrefixCache()
+    {
+        int reset = 0;
+        for (int r = 0; r < ranks.length; r++)
+        {
+            if (ranks[r].engine().resetPrefixCache())
+            {
+                reset++;
+            }
+            else
+            {
+                LOG.log(System.Logger.Level.WARNING, "instance {0} rank {1}: prefix cache not reset: {2} request(s) " +
+                    "still running", index, r, ranks[r].engine().numRunning());
+            }
+        }
+        return reset;
+    }
+
+    boolean isShuttingDown()
+    {
+        return ranks[0].engine().isShuttingDown();
     }
 
     PrometheusExposition exposition()
@@ -117,28 +265,42 @@ final class Instance
     }
 
     /**
-     * tapedeck's own counters (not vLLM's): tokens written, batches, and token-emission lateness, in JSON.
+     * tapedeck's own counters (not vLLM's), summed over the ranks: tokens written, batches, steps, and token-emission
+     * lateness, in JSON.
      *
-     * @param reset clear the lateness histogram after reading it (to measure a window).
+     * @param reset clear the lateness histograms after reading them (to measure a window).
      * @return the JSON text.
      */
     String statsJson(final boolean reset)
     {
-        final org.HdrHistogram.Histogram lateness = front.emissionLatenessNs();
-        final String json = "{\"instance\":" + index + ",\"tokens\":" + front.tokensEmitted() +
-            ",\"batches\":" + front.batches() + ",\"steps\":" + engine.stepCount() +
-            ",\"running\":" + engine.numRunning() + ",\"waiting\":" + engine.numWaiting() +
+        final org.HdrHistogram.Histogram lateness = new org.HdrHistogram.Histogram(60_000_000_000L, 3);
+        long tokens = 0;
+        long batches = 0;
+        long steps = 0;
+        long running = 0;
+        long waiting = 0;
+        for (final HttpFront front : ranks)
+        {
+            lateness.add(front.emissionLatenessNs());
+            tokens += front.tokensEmitted();
+            batches += front.batches();
+            steps += front.engine().stepCount();
+            running += front.engine().numRunning();
+            waiting += front.engine().numWaiting();
+            if (reset)
+            {
+                front.emissionLatenessNs().reset();
+            }
+        }
+        return "{\"instance\":" + index + ",\"data_parallel_size\":" + ranks.length + ",\"tokens\":" + tokens +
+            ",\"batches\":" + batches + ",\"steps\":" + steps + ",\"running\":" + running +
+            ",\"waiting\":" + waiting +
             ",\"emission_lateness_us\":{\"count\":" + lateness.getTotalCount() +
             ",\"p50\":" + micros(lateness.getValueAtPercentile(50)) +
             ",\"p90\":" + micros(lateness.getValueAtPercentile(90)) +
             ",\"p99\":" + micros(lateness.getValueAtPercentile(99)) +
             ",\"p999\":" + micros(lateness.getValueAtPercentile(99.9)) +
             ",\"max\":" + micros(lateness.getMaxValue()) + "}}";
-        if (reset)
-        {
-            lateness.reset();
-        }
-        return json;
     }
 
     private static String micros(final long ns)

@@ -98,12 +98,22 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 respondGet(method, () -> ControlResponses.version(options.vllmVersion()), keepAlive);
                 break;
             case "/load":
-                respondGet(method, () -> ControlResponses.load(
-                    instance.engine().numRunning() + instance.engine().numWaiting()), keepAlive);
+                respondGet(method, () -> ControlResponses.load(instance.requestsInFlight()), keepAlive);
                 break;
             case "/v1/models":
-                respondGet(method, () -> ControlResponses.models(options, instance.engine().config().maxModelLen(),
+                respondGet(method, () -> ControlResponses.models(options, instance.firstEngine().config().maxModelLen(),
                     instance.randomHexId()), keepAlive);
+                break;
+            case "/reset_prefix_cache":
+                if (HttpMethod.POST == method)
+                {
+                    instance.resetPrefixCache();
+                    respond(ControlResponses.empty(HttpResponseStatus.OK), keepAlive);
+                }
+                else
+                {
+                    respond(ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED), keepAlive);
+                }
                 break;
             case "/metrics":
                 respondGet(method, this::metrics, keepAlive);
@@ -140,7 +150,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             respond(ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED), keepAlive);
             return;
         }
-        if (instance.engine().isShuttingDown())
+        if (instance.isShuttingDown())
         {
             respond(ControlResponses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "ServiceUnavailableError",
                 "The server is shutting down.", null), false);
@@ -162,7 +172,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         {
             stream.writeHead();
         }
-        instance.front().kick();
+        stream.front.kick();
     }
 
     private void respond(final FullHttpResponse response, final boolean keepAlive)
@@ -224,7 +234,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             final HttpStream stream = active;
             active = null;
             stream.clientGone(HttpFront.nowNs());
-            instance.front().kick();
+            stream.front.kick();
         }
         FullHttpRequest queued;
         while (null != (queued = pipelined.poll()))

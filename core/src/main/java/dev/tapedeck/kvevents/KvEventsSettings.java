@@ -93,6 +93,15 @@ public record KvEventsSettings(
     }
 
     /**
+     * @param rank the data-parallel rank to write in every batch.
+     * @return these settings with that rank.
+     */
+    public KvEventsSettings dataParallelRank(final int rank)
+    {
+        return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, rank, bufferSteps, ringBytes);
+    }
+
+    /**
      * The settings of replica {@code index}: tcp ports offset by the index (as vLLM offsets them by data-parallel
      * rank), inproc and ipc names suffixed {@code _dp<index>}; index 0 is unchanged.
      *

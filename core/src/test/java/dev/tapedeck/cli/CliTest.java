@@ -94,6 +94,33 @@ class CliTest
     }
 
     @Test
+    void shouldSizeTheKvCacheFromGpuMemory()
+    {
+        final EngineOptions h100 = new EngineOptions();
+        new CommandLine(h100).setCaseInsensitiveEnumValuesAllowed(true).parseArgs("--gpu-memory-gb", "80");
+        // (80e9 x 0.9 - 8,190,735,360 x 2 - overhead) / (147,456 B per token x 16)
+        assertEquals(23_049, h100.capacityModel("Qwen/Qwen3-8B").build(0, new int[] {1}, 0).kvCacheBlocks());
+        final EngineOptions custom = new EngineOptions();
+        new CommandLine(custom).setCaseInsensitiveEnumValuesAllowed(true).parseArgs("--gpu-memory-gb", "48",
+            "--gpu-memory-utilization", "0.5", "--kv-bytes-per-token", "65536", "--model-weights-gb", "10");
+        // (24e9 - 10e9 - overhead) / (65,536 x 16)
+        assertEquals(12_171, custom.capacityModel("my/unknown").build(0, new int[] {1}, 0).kvCacheBlocks());
+        final EngineOptions defaults = new EngineOptions();
+        new CommandLine(defaults).setCaseInsensitiveEnumValuesAllowed(true).parseArgs();
+        assertEquals(33_600, defaults.build(0, new int[] {1}, 0).kvCacheBlocks());
+
+        final CliRun both = run("serve", "--port", "0", "--gpu-memory-gb", "80", "--kv-cache-size", "1000");
+        assertEquals(2, both.exitCode());
+        assertTrue(both.err().contains("give --kv-cache-size or --gpu-memory-gb, not both"), both.err());
+        final CliRun unknown = run("serve", "my/unknown", "--port", "0", "--gpu-memory-gb", "80");
+        assertEquals(2, unknown.exitCode());
+        assertTrue(unknown.err().contains("no built-in dimensions for model 'my/unknown'"), unknown.err());
+        final CliRun small = run("serve", "--port", "0", "--gpu-memory-gb", "16");
+        assertEquals(2, small.exitCode());
+        assertTrue(small.err().contains("no memory left for the KV cache"), small.err());
+    }
+
+    @Test
     void shouldTurnPrefixCachingOnByDefaultAndOffOnRequest()
     {
         final EngineOptions defaults = new EngineOptions();

@@ -301,7 +301,15 @@ class KvEventsServeIT
             assertEquals(null, events.get(index).parent());
             assertEquals(index + 1, events.size());
 
-            assertEquals(Boolean.TRUE, server.server.onEngine(0, Engine::resetPrefixCache));
+            // vLLM's endpoint: POST only, 200 with no body
+            assertEquals(405, server.client.send(java.net.http.HttpRequest.newBuilder(
+                server.uri("/reset_prefix_cache")).GET().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+            final java.net.http.HttpResponse<String> reset = server.post("/reset_prefix_cache", "");
+            assertEquals(200, reset.statusCode());
+            assertEquals("", reset.body());
+            assertEquals(0, (int)server.server.onEngine(0, (Engine e) -> e.kvBlockPool().cachedBlocks()),
+                "the pool forgot every block");
             final Batch cleared = receive(sub);
             assertEquals(2, cleared.sequence());
             assertEquals(List.of("AllBlocksCleared"), events(List.of(cleared)).stream().map(Event::type).toList());
