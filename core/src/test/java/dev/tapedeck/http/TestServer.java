@@ -127,8 +127,10 @@ public final class TestServer implements AutoCloseable
     /**
      * @param name a sample name with its labels as printed, e.g. {@code vllm:num_requests_running{engine="0",...}}.
      * @return its value in the current /metrics, or NaN when absent.
+     * @throws IOException if the scrape fails.
+     * @throws InterruptedException if interrupted.
      */
-    double metric(final String name) throws IOException, InterruptedException
+    public double metric(final String name) throws IOException, InterruptedException
     {
         for (final String line : get("/metrics").body().split("\n"))
         {
