@@ -10,6 +10,8 @@ import io.netty.channel.EventLoop;
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.latency.SeededRandom;
+import dev.tapedeck.lora.LoraTable;
+import dev.tapedeck.metrics.LoraRequestsInfo;
 import dev.tapedeck.metrics.PrometheusExposition;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -27,6 +29,7 @@ final class Instance
     private final Engine engine;
     private final PrometheusExposition exposition;
     private final SeededRandom idRandom;
+    private final LoraTable loras;
     private Channel serverChannel;
 
     Instance(final int index, final EventLoop loop, final ServeOptions options, final EngineConfig config,
@@ -40,8 +43,14 @@ final class Instance
         this.engine = new Engine(config, front, System.nanoTime());
         this.front.engine(engine);
         this.idRandom = new SeededRandom(SeededRandom.mix(config.seed(), 0x1d5L));
+        final double startEpochSeconds = System.currentTimeMillis() / 1000.0;
         this.exposition = new PrometheusExposition(options.modelNameForResponses(),
-            System.currentTimeMillis() / 1000.0, List.of(engine), List.of(cacheConfigLabels(config)));
+            startEpochSeconds, List.of(engine), List.of(cacheConfigLabels(config)));
+        this.loras = new LoraTable(options.lora().modules());
+        if (options.lora().enabled())
+        {
+            exposition.loraRequestsInfo(new LoraRequestsInfo(config.maxLoras(), startEpochSeconds));
+        }
     }
 
     private static Map<String, String> cacheConfigLabels(final EngineConfig config)
@@ -93,6 +102,14 @@ final class Instance
     PrometheusExposition exposition()
     {
         return exposition;
+    }
+
+    /**
+     * @return the LoRA adapters this replica serves (its own table: loads and unloads are per replica).
+     */
+    LoraTable loras()
+    {
+        return loras;
     }
 
     /**
