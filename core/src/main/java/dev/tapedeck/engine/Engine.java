@@ -345,6 +345,33 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         return scheduler.loras().runningAdapters();
     }
 
+    /**
+     * @return LoRA adapters whose requests this engine has seen, indexed 0 to this minus one in arrival order.
+     */
+    public int loraAdapterCount()
+    {
+        return scheduler.loras().slots();
+    }
+
+    /**
+     * @param index 0 to {@link #loraAdapterCount()} minus one.
+     * @return that adapter.
+     */
+    public dev.tapedeck.lora.LoraAdapter loraAdapter(final int index)
+    {
+        return scheduler.loras().adapter(index);
+    }
+
+    /**
+     * @param index 0 to {@link #loraAdapterCount()} minus one.
+     * @param running true for its running requests, false for its waiting ones.
+     * @return how many it has.
+     */
+    public int loraRequests(final int index, final boolean running)
+    {
+        return running ? scheduler.loras().running(index) : scheduler.loras().waiting(index);
+    }
+
     @Override
     public void loraAdapters(final boolean running, final java.util.Collection<String> names)
     {

@@ -135,6 +135,38 @@ final class LoraUsage
     }
 
     /**
+     * @return adapters seen so far (slots 0 to this minus one).
+     */
+    int slots()
+    {
+        return slots;
+    }
+
+    /**
+     * @return the adapter in a slot.
+     */
+    LoraAdapter adapter(final int slot)
+    {
+        return adapters[slot];
+    }
+
+    /**
+     * @return its waiting requests.
+     */
+    int waiting(final int slot)
+    {
+        return waiting[slot];
+    }
+
+    /**
+     * @return its running requests.
+     */
+    int running(final int slot)
+    {
+        return running[slot];
+    }
+
+    /**
      * @return the engine time the running or waiting set of adapters last changed, {@link Long#MIN_VALUE} if never.
      */
     long changedNs()

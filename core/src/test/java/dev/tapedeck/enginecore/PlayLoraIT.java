@@ -36,8 +36,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * frontend over the real ZeroMQ wire: the registration reports {@code max_loras}; the second adapter's request waits
  * until the first adapter's finishes while a base request passes; the engine's KV events (a JeroMQ SUB, decoded with
  * msgpack-core) carry each adapter's {@code lora_id} and {@code lora_name} and the hashes a router computes with the
- * adapter's name; prefix sharing ({@code prefill_stats.num_cached_tokens}) stays within one adapter; and
- * {@code add_lora} / {@code list_loras} / {@code remove_lora} work on the same adapter table the requests use.
+ * adapter's name; {@code scheduler_stats} carry {@code running_lora_adapters}, {@code waiting_lora_adapters} and
+ * {@code num_skipped_waiting_reqs} (what the frontend's LoRA metrics read); prefix sharing
+ * ({@code prefill_stats.num_cached_tokens}) stays within one adapter; and {@code add_lora} / {@code list_loras} /
+ * {@code remove_lora} work on the same adapter table the requests use.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PlayLoraIT
@@ -93,6 +95,9 @@ class PlayLoraIT
             assertTrue(run.finishedAt.get("base-1") < run.finishedAt.get("sql-1"), "the base request is not gated");
             assertTrue(run.firstTokenAt.get("chat-1") > run.finishedAt.get("sql-1"),
                 "chat waits for the sql request: " + run.firstTokenAt + " " + run.finishedAt);
+            assertTrue(run.loraStats.contains("{\"sql\":1} {\"chat\":1} 1"),
+                "scheduler_stats name the running and the held-back adapter: " + run.loraStats);
+            assertTrue(run.loraStats.contains("{\"chat\":1} null null"), "then chat runs: " + run.loraStats);
 
             final BlockHasher router = new BlockHasher("0");
             final Map<String, MapValue> stored = new HashMap<>();
@@ -192,6 +197,8 @@ class PlayLoraIT
         final Map<String, Integer> finishedAt = new HashMap<>();
         final Map<String, Long> cachedTokens = new HashMap<>();
         final List<Value> utilities = new ArrayList<>();
+        /** {@code running_lora_adapters waiting_lora_adapters num_skipped_waiting_reqs} of every stats map. */
+        final java.util.Set<String> loraStats = new java.util.HashSet<>();
         int messages;
         long callId = 1;
 
@@ -226,6 +233,12 @@ class PlayLoraIT
             final TestFrontend.Outputs message = frontend.next(0);
             assertNotNull(message, "outputs keep coming");
             messages++;
+            if (null != message.stats())
+            {
+                loraStats.add(TestFrontend.get(message.stats(), "running_lora_adapters") + " " +
+                    TestFrontend.get(message.stats(), "waiting_lora_adapters") + " " +
+                    TestFrontend.get(message.stats(), "num_skipped_waiting_reqs"));
+            }
             if (!message.utility().isNilValue())
             {
                 utilities.add(message.utility());
