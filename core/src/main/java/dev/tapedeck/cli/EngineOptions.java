@@ -83,6 +83,11 @@ final class EngineOptions
             "with the same seed finds the same blocks (default: ${DEFAULT-VALUE}).")
     String prefixCachingHashSeed;
 
+    @CommandLine.Option(names = "--max-loras", paramLabel = "N", defaultValue = "1",
+        description = "Distinct LoRA adapters one batch may hold; a request of another adapter waits (default: " +
+            "${DEFAULT-VALUE}, as vLLM).")
+    int maxLoras;
+
     @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
         description = "Seed of every random draw; instance i uses seed + i (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -172,6 +177,7 @@ final class EngineOptions
             .kvCacheBlocks(kvCacheBlocks())
             .enablePrefixCaching(enablePrefixCaching)
             .prefixCachingHashSeed(prefixCachingHashSeed)
+            .maxLoras(maxLoras)
             .seed(seed + instance)
             .latencyModel(latency.build(maxNumSeqs))
             .tokenSpace(randomTokenIds, eosTokenId)

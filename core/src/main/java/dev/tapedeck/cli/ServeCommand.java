@@ -13,6 +13,9 @@ import dev.tapedeck.http.ServeOptions;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
+import dev.tapedeck.lora.LoraAdapter;
+import dev.tapedeck.lora.LoraModules;
+import dev.tapedeck.lora.LoraSettings;
 import dev.tapedeck.net.Transport;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.tokens.ChatTemplate;
@@ -111,6 +114,19 @@ public final class ServeCommand implements Callable<Integer>
         description = "Netty I/O transport; auto picks epoll, then NIO (default: ${DEFAULT-VALUE}).")
     String transport;
 
+    @CommandLine.Option(names = "--enable-lora",
+        description = "Serve LoRA adapters: requests whose model is an adapter's name run with it (as vLLM's flag).")
+    boolean enableLora;
+
+    @CommandLine.Option(names = "--lora-modules", arity = "1..*", paramLabel = "NAME=PATH",
+        description = "LoRA adapters served from the start (needs --enable-lora): NAME=PATH or JSON " +
+            "'{\"name\":..,\"path\":..,\"base_model_name\":..}'; ids 1..K in this order.")
+    List<String> loraModules;
+
+    @CommandLine.Option(names = "--max-lora-rank", paramLabel = "R", defaultValue = "16",
+        description = "Largest adapter rank (reported only: there are no weights; default: ${DEFAULT-VALUE}).")
+    int maxLoraRank;
+
     @CommandLine.Mixin
     EngineOptions engine = new EngineOptions();
 
@@ -166,10 +182,11 @@ public final class ServeCommand implements Callable<Integer>
     Started start() throws Exception
     {
         final String modelName = null != model ? model : null != positionalModel ? positionalModel : "Qwen/Qwen3-8B";
-        final ServeOptions options = new ServeOptions(host, port, instances, modelName,
-            null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) : servedModelNames,
+        final List<String> names = null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) :
+            servedModelNames;
+        final ServeOptions options = new ServeOptions(host, port, instances, modelName, names,
             mode, ChatTemplate.of(chatTemplate), maxRequestBodyBytes, shutdownTimeoutNs, enablePromptTokensDetails,
-            vllmVersion, apiKey, socketSendBufferBytes, Transport.select(transport));
+            vllmVersion, apiKey, socketSendBufferBytes, Transport.select(transport), loraSettings(names));
         final KvEventsSettings kvSettings = kvEvents.enabled ?
             kvEvents.settings(VllmLine.of(vllmVersion), "", 0) : null;
         if (dataParallelSize < 1 || dataParallelSize > 1024)
@@ -236,6 +253,16 @@ public final class ServeCommand implements Callable<Integer>
         }
     }
 
+    private LoraSettings loraSettings(final List<String> names)
+    {
+        if (null != loraModules && !enableLora)
+        {
+            throw new IllegalArgumentException("--lora-modules needs --enable-lora");
+        }
+        final List<LoraAdapter> modules = null == loraModules ? List.of() : LoraModules.parse(loraModules, names);
+        return new LoraSettings(enableLora, modules, maxLoraRank);
+    }
+
     @Override
     public Integer call() throws Exception
     {
@@ -269,6 +296,11 @@ public final class ServeCommand implements Callable<Integer>
             VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
             configs.get(0).latencyModel().describe(), options.transport().cliName(), dataParallelSize,
             configs.get(0).kvCacheBlocks(), configs.get(0).blockSize(), (System.nanoTime() - startNs) / 1_000_000);
+        if (options.lora().enabled())
+        {
+            LOG.log(System.Logger.Level.INFO, "LoRA: adapters {0}, max-loras {1}, max-lora-rank {2}",
+                options.lora().modules(), configs.get(0).maxLoras(), options.lora().maxLoraRank());
+        }
         for (final KvEventPublisher publisher : started.kvEventPublishers())
         {
             LOG.log(System.Logger.Level.INFO, "KV events on {0} (topic {1}, {2}){3}", publisher.endpoint(),

@@ -165,6 +165,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         request.queuedNs = nowNs;
         request.state = Request.State.WAITING;
         scheduler.waiting().add(request);
+        scheduler.loras().queued(request, nowNs);
         if (null != observer)
         {
             observer.onAccepted(request, scheduler.runningCount() + scheduler.waiting().size());
@@ -324,6 +325,63 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     public int numWaiting()
     {
         return scheduler.waiting().size();
+    }
+
+    /**
+     * @return waiting requests skipped for the LoRA cap ({@code --max-loras}) when the last step was composed
+     *     (vLLM's {@code deferred} waiting reason).
+     */
+    @Override
+    public int numWaitingDeferred()
+    {
+        return Math.min(scheduler.deferredLastStep(), scheduler.waiting().size());
+    }
+
+    /**
+     * @return distinct LoRA adapters with running requests.
+     */
+    public int numRunningLoraAdapters()
+    {
+        return scheduler.loras().runningAdapters();
+    }
+
+    /**
+     * @return LoRA adapters whose requests this engine has seen, indexed 0 to this minus one in arrival order.
+     */
+    public int loraAdapterCount()
+    {
+        return scheduler.loras().slots();
+    }
+
+    /**
+     * @param index 0 to {@link #loraAdapterCount()} minus one.
+     * @return that adapter.
+     */
+    public dev.tapedeck.lora.LoraAdapter loraAdapter(final int index)
+    {
+        return scheduler.loras().adapter(index);
+    }
+
+    /**
+     * @param index 0 to {@link #loraAdapterCount()} minus one.
+     * @param running true for its running requests, false for its waiting ones.
+     * @return how many it has.
+     */
+    public int loraRequests(final int index, final boolean running)
+    {
+        return running ? scheduler.loras().running(index) : scheduler.loras().waiting(index);
+    }
+
+    @Override
+    public void loraAdapters(final boolean running, final java.util.Collection<String> names)
+    {
+        scheduler.loras().adapterNames(running, names);
+    }
+
+    @Override
+    public long loraAdaptersChangedNs()
+    {
+        return scheduler.loras().changedNs();
     }
 
     /**
@@ -561,6 +619,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
 
     private void finish(final Request request, final FinishReason reason, final long nowNs)
     {
+        scheduler.loras().finished(request, Request.State.WAITING == request.state, nowNs);
         request.state = Request.State.FINISHED;
         request.finishReason = reason;
         request.finishedNs = nowNs;

@@ -29,6 +29,8 @@ public final class EngineConfig
      * memory utilisation.
      */
     public static final int DEFAULT_KV_CACHE_BLOCKS = 33_600;
+    /** vLLM's default {@code --max-loras}: distinct LoRA adapters one batch may hold. */
+    public static final int DEFAULT_MAX_LORAS = 1;
 
     private int maxNumSeqs = DEFAULT_MAX_NUM_SEQS;
     private int maxNumBatchedTokens = DEFAULT_MAX_NUM_BATCHED_TOKENS;
@@ -40,6 +42,7 @@ public final class EngineConfig
     private int kvCacheBlocks = DEFAULT_KV_CACHE_BLOCKS;
     private boolean enablePrefixCaching = true;
     private String prefixCachingHashSeed = BlockHasher.DEFAULT_SEED;
+    private int maxLoras = DEFAULT_MAX_LORAS;
     private long seed;
     private LatencyModel latencyModel = new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000);
     private RequestObserver requestObserver;
@@ -230,6 +233,25 @@ public final class EngineConfig
     }
 
     /**
+     * @param value distinct LoRA adapters the running set may hold ({@code --max-loras}); a waiting request of
+     *     another adapter waits while that many run.
+     * @return this.
+     */
+    public EngineConfig maxLoras(final int value)
+    {
+        maxLoras = value;
+        return this;
+    }
+
+    /**
+     * @return distinct LoRA adapters the running set may hold.
+     */
+    public int maxLoras()
+    {
+        return maxLoras;
+    }
+
+    /**
      * @param value where the engine reports KV-cache events (blocks stored, removed, cleared; one batch per step), or
      *     null for none. Called on the engine's thread; one sink per engine.
      * @return this.
@@ -365,6 +387,7 @@ public final class EngineConfig
         check(problems, blockSize >= 1, "--block-size must be >= 1");
         check(problems, kvCacheBlocks >= 1, "--kv-cache-size must be >= 1");
         check(problems, null != prefixCachingHashSeed, "the prefix-caching hash seed is missing");
+        check(problems, maxLoras >= 1, "--max-loras must be >= 1");
         final long blocksPerSequence = ((long)maxModelLen + Math.max(blockSize, 1) - 1) / Math.max(blockSize, 1);
         check(problems, kvCacheBlocks < 1 || blockSize < 1 || blocksPerSequence <= kvCacheBlocks,
             "--max-model-len " + maxModelLen + " needs " + blocksPerSequence + " KV blocks of " + blockSize +

@@ -5,6 +5,7 @@ import java.util.Arrays;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kv.BlockPool;
 import dev.tapedeck.kv.KvEventSink;
+import dev.tapedeck.lora.LoraAdapter;
 
 /**
  * The engine's KV-cache manager, after vLLM V1's: each request holds a block table of
@@ -14,7 +15,9 @@ import dev.tapedeck.kv.KvEventSink;
  * by their chained hash ({@link BlockHasher}) as soon as they are scheduled, and a request frees its blocks last
  * block first when it finishes or is preempted (so its tail is evicted before its shared prefix).
  * <p>
- * Only prompt blocks are hashed (once, at submission); blocks of generated tokens are allocated but not cached.
+ * Only prompt blocks are hashed (once, at submission); blocks of generated tokens are allocated but not cached. A
+ * request's LoRA adapter name is an extra key of every block hash and its cache salt one of the first block, so
+ * requests of different adapters (or salts) never share blocks, as in vLLM.
  * <p>
  * <b>Not thread safe</b>: owned by the engine's thread; nothing here allocates except {@link #prepare(Request)} and
  * the rare doubling of a long-running request's block table.
@@ -72,7 +75,9 @@ final class KvCache
         request.numRegisteredBlocks = 0;
         if (prefixCaching && null == request.blockHashes)
         {
-            request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize, null, request.cacheSalt());
+            final LoraAdapter lora = request.lora();
+            request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize,
+                null == lora ? null : lora.name(), request.cacheSalt());
         }
     }
 
@@ -170,8 +175,9 @@ final class KvCache
     {
         if (null != events)
         {
+            final LoraAdapter lora = request.lora();
             events.blockStored(request.blockHashes, fromBlock, toBlock - fromBlock, request.promptTokenIds(),
-                blockSize);
+                blockSize, null == lora ? 0 : lora.id(), null == lora ? null : lora.nameUtf8());
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.tapedeck.engine;
 
 import dev.tapedeck.latency.SeededRandom;
+import dev.tapedeck.lora.LoraAdapter;
 import dev.tapedeck.metrics.EngineMetrics;
 
 /**
@@ -38,6 +39,7 @@ public final class Request implements EngineMetrics.RequestTiming
     private Object observation;
     private int parallelN = 1;
     private String cacheSalt;
+    private LoraAdapter lora;
 
     // engine-owned state
     State state = State.NEW;
@@ -209,6 +211,26 @@ public final class Request implements EngineMetrics.RequestTiming
     public String cacheSalt()
     {
         return cacheSalt;
+    }
+
+    /**
+     * @param value the LoRA adapter the request runs with (its name is an extra key of every block hash, KV events
+     *     carry its id and name, and {@code --max-loras} caps the distinct adapters of a batch), or null for the base
+     *     model.
+     * @return this.
+     */
+    public Request lora(final LoraAdapter value)
+    {
+        lora = value;
+        return this;
+    }
+
+    /**
+     * @return the request's LoRA adapter, or null for the base model.
+     */
+    public LoraAdapter lora()
+    {
+        return lora;
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.tapedeck.engine;
 
+import java.util.Arrays;
+
 /**
  * Composes steps with vLLM V1 semantics:
  * <ol>
@@ -15,6 +17,9 @@ package dev.tapedeck.engine;
  * running request (FCFS; under PRIORITY the least urgent, latest) is preempted, freeing its blocks, and put back at
  * the front of the waiting queue to be recomputed from scratch later; if the request itself is the newest, it is the
  * one preempted. A waiting request whose blocks do not fit stays waiting and stops admission for the step.
+ * A waiting request of a LoRA adapter that is not running while {@code --max-loras} distinct adapters run is skipped
+ * for the step (it keeps its place; admission goes on with the requests behind it), as vLLM V1 does; base-model
+ * requests are never skipped for this ({@link LoraUsage}).
  * Requests held for their first token (a knob-model delay) count as running but take no budget and are not
  * preempted.
  * <p>
@@ -25,12 +30,18 @@ final class Scheduler
     private final Request[] running;
     private final WaitingQueue waiting;
     private final KvCache kv;
+    private final LoraUsage loras;
     private final int maxNumBatchedTokens;
     private final int longPrefillTokenThreshold;
     private final boolean byPriority;
     private int runningCount;
     private int budget;
     private boolean preemptedThisStep;
+    private long composeNs;
+    /** Waiting requests skipped by the LoRA gate in this step, put back when admission ends. */
+    private Request[] deferred = new Request[8];
+    private int deferredCount;
+    private int deferredLastStep;
 
     Scheduler(final EngineConfig config, final KvCache kv)
     {
@@ -40,6 +51,20 @@ final class Scheduler
         maxNumBatchedTokens = config.maxNumBatchedTokens();
         longPrefillTokenThreshold = config.longPrefillTokenThreshold();
         byPriority = SchedulingPolicy.PRIORITY == config.schedulingPolicy();
+        loras = new LoraUsage(config.maxLoras());
+    }
+
+    LoraUsage loras()
+    {
+        return loras;
+    }
+
+    /**
+     * @return waiting requests the LoRA gate skipped when the last step was composed.
+     */
+    int deferredLastStep()
+    {
+        return deferredLastStep;
     }
 
     WaitingQueue waiting()
@@ -82,6 +107,7 @@ final class Scheduler
     {
         budget = maxNumBatchedTokens;
         preemptedThisStep = false;
+        composeNs = nowNs;
         for (int i = 0; i < runningCount && budget > 0; i++)
         {
             final Request request = running[i];
@@ -112,11 +138,27 @@ final class Scheduler
         {
             // a step anchored in the past (a late driver catching up) cannot take a request that arrived after it
             // began
-            if (waiting.peek().queuedNs > nowNs || !admit(step, waiting.peek(), nowNs, admission))
+            final Request next = waiting.peek();
+            if (next.queuedNs > nowNs)
+            {
+                break;
+            }
+            if (!loras.admissible(next))
+            {
+                defer(waiting.poll());
+            }
+            else if (!admit(step, next, nowNs, admission))
             {
                 break;
             }
         }
+        deferredLastStep = deferredCount;
+        for (int i = 0; i < deferredCount; i++)
+        {
+            waiting.add(deferred[i]); // same arrival number and priority: the same place in the queue
+            deferred[i] = null;
+        }
+        deferredCount = 0;
         step.runningRequests(runningCount);
     }
 
@@ -137,6 +179,15 @@ final class Scheduler
         return false;
     }
 
+    private void defer(final Request request)
+    {
+        if (deferredCount == deferred.length)
+        {
+            deferred = Arrays.copyOf(deferred, deferredCount * 2);
+        }
+        deferred[deferredCount++] = request;
+    }
+
     private boolean admit(final Step step, final Request request, final long nowNs, final Admission admission)
     {
         final int hitBlocks = kv.findCachedBlocks(request);
@@ -150,6 +201,7 @@ final class Scheduler
         request.numComputedTokens = hitTokens;
         running[runningCount++] = request;
         request.state = Request.State.PREFILL;
+        loras.scheduled(request, nowNs);
         if (0 == request.preemptions)
         {
             request.numCachedTokens = hitTokens;
@@ -245,6 +297,7 @@ final class Scheduler
         victim.state = Request.State.WAITING;
         victim.preemptions++;
         waiting.add(victim);
+        loras.preempted(victim, composeNs);
         preemptedThisStep = true;
         admission.onPreempted(victim);
     }

@@ -19,6 +19,7 @@ import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.FinishReason;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.SubmitResult;
+import dev.tapedeck.lora.LoraTable;
 import dev.tapedeck.protocol.enginecore.AddRequest;
 import dev.tapedeck.protocol.enginecore.AddRequestDecoder;
 import dev.tapedeck.protocol.enginecore.Handshake;
@@ -53,6 +54,8 @@ public final class EngineCoreAgent implements Agent
     private final ExpandableDirectByteBuffer scratch = new ExpandableDirectByteBuffer(4096);
     private final UnsafeBuffer frameView = new UnsafeBuffer(new byte[0]);
     private final Map<String, PlayRequest> live = new HashMap<>();
+    /** The adapters the frontend loaded ({@code add_lora}) or sent with requests. */
+    private final LoraTable loras = new LoraTable(java.util.List.of());
     private ZContext context;
     private ZMQ.Socket[] inputs;
     private ZMQ.Socket[] outputs;
@@ -146,7 +149,7 @@ public final class EngineCoreAgent implements Agent
         final byte[] registration = encode(w -> Handshake.registration(w, new Handshake.Registration(
             config.maxModelLen(), config.kvCacheBlocks(), config.blockSize(), config.maxNumSeqs(),
             config.maxNumBatchedTokens(), engineIndex, options.engineCount(), options.line().version(),
-            UUID.randomUUID().toString(), true, 4)));
+            UUID.randomUUID().toString(), true, config.maxLoras())));
         for (int i = 0; i < clients; i++)
         {
             inputs[i] = connector.open(context, SocketType.DEALER, s ->
@@ -165,7 +168,7 @@ public final class EngineCoreAgent implements Agent
         batcher = new OutputBatcher(engineIndex, options.line(), clients, this::send, live);
         engine = new Engine(config, batcher, System.nanoTime());
         batcher.engine(engine);
-        utilities = new UtilityHandler(engine::resetPrefixCache);
+        utilities = new UtilityHandler(engine::resetPrefixCache, loras);
         handshake.send(encode(w -> Handshake.ready(w, config.kvCacheBlocks())), 0);
         handshake.close();
         ready = true;
@@ -310,6 +313,12 @@ public final class EngineCoreAgent implements Agent
             failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
             return;
         }
+        if (null != add.loraName && add.loraId < 1)
+        {
+            malformed(requestId, "lora_request " + add.loraName + " has lora_int_id " + add.loraId + " (must be >= 1)");
+            failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
+            return;
+        }
         if (draining)
         {
             failImmediately(requestId, add.clientIndex, FinishReason.ABORT, nowNs);
@@ -329,6 +338,8 @@ public final class EngineCoreAgent implements Agent
             .ignoreEos(add.ignoreEos)
             .stopTokenIds(add.stopTokenIds())
             .priority(add.priority)
+            .cacheSalt(add.cacheSalt)
+            .lora(null == add.loraName ? null : loras.resolve(add.loraId, add.loraName, null))
             .tokenPool(null == options.vocabulary() ? prompt : null)
             .arrivalNs(nowNs);
         if (add.hasSeed)

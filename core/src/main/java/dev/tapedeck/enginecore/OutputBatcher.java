@@ -36,6 +36,33 @@ final class OutputBatcher implements OutputSink
     private final EngineCoreOutputsEncoder encoder = new EngineCoreOutputsEncoder();
     private final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(64 * 1024);
     private final SchedulerStats stats = new SchedulerStats();
+    /** The engine's per-adapter request counts, as the stats encoder reads them. */
+    private final SchedulerStats.LoraCounts loraCounts = new SchedulerStats.LoraCounts()
+    {
+        @Override
+        public int adapters()
+        {
+            return engine.loraAdapterCount();
+        }
+
+        @Override
+        public byte[] nameUtf8(final int adapter)
+        {
+            return engine.loraAdapter(adapter).nameUtf8();
+        }
+
+        @Override
+        public int waiting(final int adapter)
+        {
+            return engine.loraRequests(adapter, false);
+        }
+
+        @Override
+        public int running(final int adapter)
+        {
+            return engine.loraRequests(adapter, true);
+        }
+    };
     private long reportedPrefixRequests;
     private long reportedPrefixQueries;
     private long reportedPrefixHits;
@@ -165,6 +192,8 @@ final class OutputBatcher implements OutputSink
         stats.numWaitingReqs = engine.numWaiting();
         stats.stepCounter = engine.stepCount();
         stats.kvCacheUsage = engine.kvCacheUsage();
+        stats.numSkippedWaitingReqs = engine.numWaitingDeferred();
+        stats.loraCounts = 0 == engine.loraAdapterCount() ? null : loraCounts;
         final EngineMetrics metrics = engine.metrics();
         stats.prefixCacheRequests = metrics.prefixCacheRequests() - reportedPrefixRequests;
         stats.prefixCacheQueries = metrics.prefixCacheQueries() - reportedPrefixQueries;

@@ -1,8 +1,7 @@
 package dev.tapedeck.enginecore;
 
-import java.util.Map;
-import java.util.TreeMap;
-
+import dev.tapedeck.lora.LoraAdapter;
+import dev.tapedeck.lora.LoraTable;
 import dev.tapedeck.protocol.enginecore.UtilityCall;
 import dev.tapedeck.protocol.msgpack.MsgPackReader;
 import dev.tapedeck.protocol.msgpack.ValueType;
@@ -12,7 +11,8 @@ import dev.tapedeck.protocol.msgpack.ValueType;
  * {@code reset_encoder_cache}, {@code reset_prefix_cache}, {@code is_sleeping}, {@code sleep}, {@code wake_up},
  * {@code add_lora}, {@code remove_lora}, {@code list_loras}, {@code pin_lora}, {@code profile},
  * {@code execute_dummy_batch}, {@code collective_rpc}. Anything else fails with vLLM's message format and the engine
- * goes on. Confined to the engine's thread.
+ * goes on. The LoRA calls read and change the engine's adapter table, the one requests' {@code lora_request}s are
+ * resolved in. Confined to the engine's thread.
  */
 final class UtilityHandler
 {
@@ -21,13 +21,14 @@ final class UtilityHandler
     {
     }
 
-    private final Map<Integer, String> loras = new TreeMap<>();
+    private final LoraTable loras;
     private boolean sleeping;
     private final Runnable resetPrefixCache;
 
-    UtilityHandler(final Runnable resetPrefixCache)
+    UtilityHandler(final Runnable resetPrefixCache, final LoraTable loras)
     {
         this.resetPrefixCache = resetPrefixCache;
+        this.loras = loras;
     }
 
     Outcome handle(final UtilityCall call, final boolean idle)
@@ -60,13 +61,13 @@ final class UtilityHandler
             case "add_lora":
                 return addLora(call);
             case "remove_lora":
-                final boolean removed = null != loras.remove(firstInt(call));
+                final boolean removed = loras.remove(firstInt(call));
                 return ok(w -> w.bool(removed));
             case "pin_lora":
-                final boolean known = loras.containsKey(firstInt(call));
+                final boolean known = null != loras.byId(firstInt(call));
                 return ok(w -> w.bool(known));
             case "list_loras":
-                final int[] ids = loras.keySet().stream().mapToInt(Integer::intValue).toArray();
+                final int[] ids = loras.ids();
                 return ok(w ->
                 {
                     w.arrayHeader(ids.length);
@@ -93,11 +94,12 @@ final class UtilityHandler
         final int fields = args.readArrayHeader();
         final String name = fields > 0 ? args.readString() : null;
         final int id = fields > 1 ? args.readInt() : 0;
-        if (!args.ok() || null == name)
+        final String path = fields > 2 && ValueType.STRING == args.nextType() ? args.readString() : null;
+        if (!args.ok() || null == name || name.isEmpty() || id < 1)
         {
             return new Outcome("Call to add_lora method failed: malformed LoRARequest", null);
         }
-        loras.put(id, name);
+        loras.register(new LoraAdapter(name, id, path, null));
         return ok(w -> w.bool(true));
     }
 

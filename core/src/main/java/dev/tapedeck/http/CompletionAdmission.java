@@ -11,6 +11,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.SubmitResult;
+import dev.tapedeck.lora.LoraAdapter;
 import dev.tapedeck.tokens.ChatTemplate;
 
 /**
@@ -42,11 +43,14 @@ final class CompletionAdmission
         final ParsedRequest request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
         final HttpFront front = instance.route(http.headers().get(Instance.DATA_PARALLEL_RANK_HEADER));
         final Engine engine = front.engine();
-        if (null != request.model && !options.serves(request.model))
+        final LoraAdapter lora = null == request.model || options.serves(request.model) ? null :
+            instance.loras().byName(request.model);
+        if (null != request.model && !options.serves(request.model) && null == lora)
         {
             throw new ApiException(HttpResponseStatus.NOT_FOUND, "NotFoundError",
                 "The model `" + request.model + "` does not exist.", "model");
         }
+        request.responseModel = null == lora ? null : lora.name();
         final List<int[]> prompts = tokenize(request);
         final int maxModelLen = engine.config().maxModelLen();
         checkContext(request, prompts, maxModelLen);
@@ -80,6 +84,7 @@ final class CompletionAdmission
                     .stopTokenIds(request.stopTokenIds)
                     .priority(request.priority)
                     .cacheSalt(request.cacheSalt)
+                    .lora(lora)
                     .echoTokenIds(null == echo ? null : echo.length > 0 ? echo : ids)
                     .parallelN(0 == i ? request.n : 0)
                     .arrivalNs(arrivalNs);

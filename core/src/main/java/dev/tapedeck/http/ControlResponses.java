@@ -1,6 +1,8 @@
 package dev.tapedeck.http;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.function.Supplier;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -10,6 +12,8 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+
+import dev.tapedeck.lora.LoraAdapter;
 
 /**
  * Bodies of the non-generation endpoints and of errors, in vLLM's shapes. Control path: strings are fine here.
@@ -57,25 +61,44 @@ final class ControlResponses
         return json(HttpResponseStatus.OK, "{\"server_load\":" + serverLoad + "}");
     }
 
-    static FullHttpResponse models(final ServeOptions options, final int maxModelLen, final String permissionId)
+    /**
+     * One card per served name, then one per LoRA adapter ({@code root} its path, {@code parent} its base model or
+     * the first served name, no {@code max_model_len}), as vLLM lists them.
+     */
+    static FullHttpResponse models(final ServeOptions options, final int maxModelLen, final List<LoraAdapter> loras,
+        final Supplier<String> permissionIds)
     {
         final long created = System.currentTimeMillis() / 1000;
         final StringBuilder body = new StringBuilder(256).append("{\"object\":\"list\",\"data\":[");
         boolean first = true;
         for (final String name : options.servedModelNames())
         {
-            body.append(first ? "" : ",").append("{\"id\":").append(JsonText.quote(name))
-                .append(",\"object\":\"model\",\"created\":").append(created)
-                .append(",\"owned_by\":\"vllm\",\"root\":").append(JsonText.quote(options.model()))
-                .append(",\"parent\":null,\"max_model_len\":").append(maxModelLen)
-                .append(",\"permission\":[{\"id\":\"modelperm-").append(permissionId)
-                .append("\",\"object\":\"model_permission\",\"created\":").append(created)
-                .append(",\"allow_create_engine\":false,\"allow_sampling\":true,\"allow_logprobs\":true," +
-                    "\"allow_search_indices\":false,\"allow_view\":true,\"allow_fine_tuning\":false," +
-                    "\"organization\":\"*\",\"group\":null,\"is_blocking\":false}]}");
+            card(body.append(first ? "" : ","), name, created, options.model(), null,
+                Integer.toString(maxModelLen), permissionIds.get());
+            first = false;
+        }
+        for (final LoraAdapter lora : loras)
+        {
+            card(body.append(first ? "" : ","), lora.name(), created, lora.path(),
+                null == lora.baseModelName() ? options.modelNameForResponses() : lora.baseModelName(), "null",
+                permissionIds.get());
             first = false;
         }
         return json(HttpResponseStatus.OK, body.append("]}").toString());
+    }
+
+    private static void card(final StringBuilder body, final String id, final long created, final String root,
+        final String parent, final String maxModelLen, final String permissionId)
+    {
+        body.append("{\"id\":").append(JsonText.quote(id))
+            .append(",\"object\":\"model\",\"created\":").append(created)
+            .append(",\"owned_by\":\"vllm\",\"root\":").append(JsonText.quote(root))
+            .append(",\"parent\":").append(JsonText.quote(parent)).append(",\"max_model_len\":").append(maxModelLen)
+            .append(",\"permission\":[{\"id\":\"modelperm-").append(permissionId)
+            .append("\",\"object\":\"model_permission\",\"created\":").append(created)
+            .append(",\"allow_create_engine\":false,\"allow_sampling\":true,\"allow_logprobs\":true," +
+                "\"allow_search_indices\":false,\"allow_view\":true,\"allow_fine_tuning\":false," +
+                "\"organization\":\"*\",\"group\":null,\"is_blocking\":false}]}");
     }
 
     static FullHttpResponse empty(final HttpResponseStatus status)

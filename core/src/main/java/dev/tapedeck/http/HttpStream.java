@@ -46,6 +46,7 @@ final class HttpStream
     final boolean keepAlive;
     final String responseId;
     final long createdSeconds;
+    private final String modelName;
     private final byte[] chunkHead;
     Choice[] choices;
     int unfinished;
@@ -85,7 +86,9 @@ final class HttpStream
         this.keepAlive = keepAlive;
         this.responseId = responseId;
         this.createdSeconds = createdSeconds;
-        this.chunkHead = streaming ? chunkHead(front.options().modelNameForResponses()) : null;
+        this.modelName = null != request.responseModel ? request.responseModel :
+            front.options().modelNameForResponses();
+        this.chunkHead = streaming ? chunkHead(modelName) : null;
     }
 
     private byte[] chunkHead(final String model)
@@ -321,7 +324,7 @@ final class HttpStream
     private void writeFullResponse()
     {
         final ByteBuf body = ctx.alloc().buffer(1024);
-        FullResponses.write(body, this, front.options().modelNameForResponses(), completionTokens(),
+        FullResponses.write(body, this, modelName, completionTokens(),
             promptTokensDetails);
         final FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
             body);

@@ -11,6 +11,8 @@ import io.netty.channel.EventLoop;
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.latency.SeededRandom;
+import dev.tapedeck.lora.LoraTable;
+import dev.tapedeck.metrics.LoraRequestsInfo;
 import dev.tapedeck.metrics.PrometheusExposition;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -33,6 +35,7 @@ final class Instance
     private final HttpFront[] ranks;
     private final PrometheusExposition exposition;
     private final SeededRandom idRandom;
+    private final LoraTable loras;
     private Channel serverChannel;
 
     Instance(final int index, final EventLoop loop, final ServeOptions options, final List<EngineConfig> rankConfigs,
@@ -60,8 +63,14 @@ final class Instance
             labels.add(cacheConfigLabels(rankConfigs.get(r)));
         }
         this.idRandom = new SeededRandom(SeededRandom.mix(rankConfigs.get(0).seed(), 0x1d5L));
-        this.exposition = new PrometheusExposition(options.modelNameForResponses(),
-            System.currentTimeMillis() / 1000.0, engines, labels);
+        final double startEpochSeconds = System.currentTimeMillis() / 1000.0;
+        this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds, engines,
+            labels);
+        this.loras = new LoraTable(options.lora().modules());
+        if (options.lora().enabled())
+        {
+            exposition.loraRequestsInfo(new LoraRequestsInfo(rankConfigs.get(0).maxLoras(), startEpochSeconds));
+        }
     }
 
     private static Map<String, String> cacheConfigLabels(final EngineConfig config)
@@ -241,6 +250,14 @@ final class Instance
     PrometheusExposition exposition()
     {
         return exposition;
+    }
+
+    /**
+     * @return the LoRA adapters this replica serves (its own table: loads and unloads are per replica).
+     */
+    LoraTable loras()
+    {
+        return loras;
     }
 
     /**

@@ -102,7 +102,11 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 break;
             case "/v1/models":
                 respondGet(method, () -> ControlResponses.models(options, instance.firstEngine().config().maxModelLen(),
-                    instance.randomHexId()), keepAlive);
+                    instance.loras().adapters(), instance::randomHexId), keepAlive);
+                break;
+            case "/v1/load_lora_adapter":
+            case "/v1/unload_lora_adapter":
+                respond(LoraEndpoints.handle(instance, path, method, request), keepAlive);
                 break;
             case "/reset_prefix_cache":
                 if (HttpMethod.POST == method)

@@ -38,5 +38,7 @@ final class ParsedRequest
     int priority;
     /** {@code cache_salt}: only requests with the same salt share prefix-cache blocks; null for none. */
     String cacheSalt;
+    /** The model name responses report: the LoRA adapter's when the request names one, else null (the base's). */
+    String responseModel;
     boolean echo;
 }

@@ -2,6 +2,7 @@ package dev.tapedeck.http;
 
 import java.util.List;
 
+import dev.tapedeck.lora.LoraSettings;
 import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.ChatTemplate;
 
@@ -22,6 +23,7 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param apiKey when set, {@code /v1} requests need {@code Authorization: Bearer <key>}.
  * @param socketSendBufferBytes SO_SNDBUF of accepted connections, 0 for the OS default.
  * @param transport Netty I/O transport.
+ * @param lora LoRA adapters ({@code --enable-lora}, {@code --lora-modules}).
  */
 public record ServeOptions(
     String host,
@@ -37,7 +39,8 @@ public record ServeOptions(
     String vllmVersion,
     String apiKey,
     int socketSendBufferBytes,
-    Transport transport)
+    Transport transport,
+    LoraSettings lora)
 {
     /** Where output tokens come from. */
     public enum Mode
@@ -49,10 +52,24 @@ public record ServeOptions(
     }
 
     /**
+     * Options without LoRA.
+     */
+    public ServeOptions(final String host, final int port, final int instances, final String model,
+        final List<String> servedModelNames, final Mode mode, final ChatTemplate chatTemplate,
+        final int maxRequestBodyBytes, final long shutdownTimeoutNs, final boolean enablePromptTokensDetails,
+        final String vllmVersion, final String apiKey, final int socketSendBufferBytes, final Transport transport)
+    {
+        this(host, port, instances, model, servedModelNames, mode, chatTemplate, maxRequestBodyBytes,
+            shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes, transport,
+            LoraSettings.DISABLED);
+    }
+
+    /**
      * Validates and copies the list.
      */
     public ServeOptions
     {
+        lora = null == lora ? LoraSettings.DISABLED : lora;
         servedModelNames = List.copyOf(servedModelNames);
         if (servedModelNames.isEmpty())
         {

@@ -21,8 +21,26 @@ public interface KvEventSink
      * @param tokenIds the request's token ids; the stored blocks cover {@code blockCount * blockSize} of them from
      *     {@code firstBlock * blockSize}.
      * @param blockSize tokens per block.
+     * @param loraId the id of the request's LoRA adapter ({@code lora_int_id}), 0 for the base model.
+     * @param loraNameUtf8 the adapter's name in UTF-8, or null for the base model.
      */
-    void blockStored(long[] blockHashes, int firstBlock, int blockCount, int[] tokenIds, int blockSize);
+    void blockStored(long[] blockHashes, int firstBlock, int blockCount, int[] tokenIds, int blockSize, int loraId,
+        byte[] loraNameUtf8);
+
+    /**
+     * Consecutive full blocks of a base-model request entered the cache (no LoRA adapter).
+     *
+     * @param blockHashes the request's chained block hashes (low 64 bits), all of them.
+     * @param firstBlock index of the first stored block.
+     * @param blockCount number of stored blocks.
+     * @param tokenIds the request's token ids.
+     * @param blockSize tokens per block.
+     */
+    default void blockStored(final long[] blockHashes, final int firstBlock, final int blockCount,
+        final int[] tokenIds, final int blockSize)
+    {
+        blockStored(blockHashes, firstBlock, blockCount, tokenIds, blockSize, 0, null);
+    }
 
     /**
      * A cached block was evicted: its block is reused for new content.

@@ -16,7 +16,8 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
  * {@code block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, lora_name, group_idx,
  * kv_cache_spec_kind}, {@code BlockRemoved} with {@code block_hashes, medium, group_idx}. Block hashes are unsigned
  * 64-bit integers (vLLM's default {@code VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1}); the parent is nil for a first
- * block; LoRA fields are nil; the medium is {@code "GPU"}.
+ * block; {@code lora_id} and {@code lora_name} are the request's adapter id and name, nil for the base model; the
+ * medium is {@code "GPU"}.
  * <p>
  * <b>Not thread safe</b>: owned by the publisher's thread.
  */
@@ -110,7 +111,14 @@ final class KvEventBatchEncoder
         final int blockSize = record.getInt(at + 4);
         final boolean hasParent = 0 != record.getByte(at + 8);
         final long parent = record.getLong(at + 9);
-        at += 17;
+        final int loraId = record.getInt(at + 17);
+        final int loraNameLength = record.getInt(at + 21);
+        at += 25;
+        final int loraNameAt = at;
+        if (loraNameLength > 0)
+        {
+            at += loraNameLength;
+        }
         if (asMaps)
         {
             writer.mapHeader(10).string(TYPE).string(BLOCK_STORED).string(BLOCK_HASHES);
@@ -145,11 +153,25 @@ final class KvEventBatchEncoder
         key(BLOCK_SIZE);
         writer.int64(blockSize);
         key(LORA_ID);
-        writer.nil();
+        if (0 != loraId)
+        {
+            writer.int64(loraId);
+        }
+        else
+        {
+            writer.nil();
+        }
         key(MEDIUM);
         writer.string(GPU);
         key(LORA_NAME);
-        writer.nil();
+        if (loraNameLength >= 0)
+        {
+            writer.string(record, loraNameAt, loraNameLength);
+        }
+        else
+        {
+            writer.nil();
+        }
         if (asMaps)
         {
             writer.string(GROUP_IDX).int64(0).string(KV_CACHE_SPEC_KIND).string(FULL_ATTENTION);

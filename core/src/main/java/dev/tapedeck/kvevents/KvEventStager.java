@@ -18,7 +18,8 @@ import dev.tapedeck.kv.KvEventSink;
  * largest step seen.
  * <p>
  * Record layout (native order): {@code long epochNs}, then events: {@code byte STORED, int blockCount,
- * int blockSize, byte hasParent, long parent, long[blockCount] hashes, int[blockCount * blockSize] tokens};
+ * int blockSize, byte hasParent, long parent, int loraId (0: none), int loraNameLength (-1: none),
+ * byte[loraNameLength] loraName, long[blockCount] hashes, int[blockCount * blockSize] tokens};
  * {@code byte REMOVED, long hash}; {@code byte CLEARED}.
  * <p>
  * <b>Threading</b>: the {@link KvEventSink} methods are called on the engine's thread only; {@link #ring()} is read
@@ -52,14 +53,21 @@ public final class KvEventStager implements KvEventSink
 
     @Override
     public void blockStored(final long[] blockHashes, final int firstBlock, final int blockCount,
-        final int[] tokenIds, final int blockSize)
+        final int[] tokenIds, final int blockSize, final int loraId, final byte[] loraNameUtf8)
     {
         staging.putByte(length, STORED);
         staging.putInt(length + 1, blockCount);
         staging.putInt(length + 5, blockSize);
         staging.putByte(length + 9, (byte)(firstBlock > 0 ? 1 : 0));
         staging.putLong(length + 10, firstBlock > 0 ? blockHashes[firstBlock - 1] : 0L);
-        length += 18;
+        staging.putInt(length + 18, loraId);
+        staging.putInt(length + 22, null == loraNameUtf8 ? -1 : loraNameUtf8.length);
+        length += 26;
+        if (null != loraNameUtf8)
+        {
+            staging.putBytes(length, loraNameUtf8);
+            length += loraNameUtf8.length;
+        }
         for (int i = 0; i < blockCount; i++)
         {
             staging.putLong(length, blockHashes[firstBlock + i]);

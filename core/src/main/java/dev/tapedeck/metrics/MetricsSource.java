@@ -25,4 +25,29 @@ public interface MetricsSource
      * @return used fraction of the KV cache, in [0, 1].
      */
     double kvCacheUsage();
+
+    /**
+     * @return waiting requests held back by a transient constraint (the LoRA cap) rather than by capacity.
+     */
+    default int numWaitingDeferred()
+    {
+        return 0;
+    }
+
+    /**
+     * @param running true for the LoRA adapters with running requests, false for those with waiting requests.
+     * @param names where their names are added.
+     */
+    default void loraAdapters(final boolean running, final java.util.Collection<String> names)
+    {
+    }
+
+    /**
+     * @return the engine time ({@code System.nanoTime()} base) the running or waiting adapters last changed,
+     *     {@link Long#MIN_VALUE} if never.
+     */
+    default long loraAdaptersChangedNs()
+    {
+        return Long.MIN_VALUE;
+    }
 }

@@ -20,6 +20,7 @@ public final class PrometheusExposition
     private final double createdEpochSeconds;
     private final List<? extends MetricsSource> engines;
     private final List<Map<String, String>> cacheConfigLabels;
+    private LoraRequestsInfo loraRequestsInfo;
 
     /**
      * @param modelName the {@code model_name} label (the served model name).
@@ -37,6 +38,18 @@ public final class PrometheusExposition
         this.createdEpochSeconds = createdEpochSeconds;
         this.engines = engines;
         this.cacheConfigLabels = cacheConfigLabels;
+    }
+
+    /**
+     * Show {@code vllm:lora_requests_info} (LoRA enabled).
+     *
+     * @param value the gauge.
+     * @return this.
+     */
+    public PrometheusExposition loraRequestsInfo(final LoraRequestsInfo value)
+    {
+        loraRequestsInfo = value;
+        return this;
     }
 
     /**
@@ -69,6 +82,10 @@ public final class PrometheusExposition
         counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", Counter.GENERATION);
         requestSuccess(out);
         histograms(out);
+        if (null != loraRequestsInfo)
+        {
+            loraRequestsInfo.write(out, engines);
+        }
         cacheConfigInfo(out);
     }
 
@@ -149,8 +166,9 @@ public final class PrometheusExposition
             "status). Sum of all reasons equals vllm:num_requests_waiting.", "gauge");
         for (int e = 0; e < engines.size(); e++)
         {
-            sample(out, name, e, "reason", "capacity", engines.get(e).numWaiting());
-            sample(out, name, e, "reason", "deferred", 0);
+            final int deferred = engines.get(e).numWaitingDeferred();
+            sample(out, name, e, "reason", "capacity", engines.get(e).numWaiting() - deferred);
+            sample(out, name, e, "reason", "deferred", deferred);
         }
     }
 
@@ -362,7 +380,7 @@ public final class PrometheusExposition
         out.append("} ").append(GoFloat.format(value)).append('\n');
     }
 
-    private static String escape(final String value)
+    static String escape(final String value)
     {
         return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }

@@ -121,6 +121,30 @@ class CliTest
     }
 
     @Test
+    void shouldRefuseLoraModulesWithoutEnableLoraAndMalformedModules()
+    {
+        final CliRun without = run("serve", "--port", "0", "--lora-modules", "sql=/adapters/sql");
+        assertEquals(2, without.exitCode());
+        assertEquals("tapedeck serve: error: --lora-modules needs --enable-lora", without.err().trim());
+        final CliRun malformed = run("serve", "--port", "0", "--enable-lora", "--lora-modules", "sql");
+        assertEquals(2, malformed.exitCode());
+        assertTrue(malformed.err().contains("--lora-modules: 'sql' is neither NAME=PATH nor a JSON object"),
+            malformed.err());
+        final CliRun maxLoras = run("serve", "--port", "0", "--enable-lora", "--max-loras", "0");
+        assertEquals(2, maxLoras.exitCode());
+        assertTrue(maxLoras.err().contains("--max-loras must be >= 1"), maxLoras.err());
+        for (final String command : new String[] {"serve", "play"})
+        {
+            assertTrue(run(command, "--help").out().contains("--max-loras"), command);
+        }
+        final String serveHelp = run("serve", "--help").out();
+        for (final String flag : new String[] {"--enable-lora", "--lora-modules", "--max-lora-rank"})
+        {
+            assertTrue(serveHelp.contains(flag), flag);
+        }
+    }
+
+    @Test
     void shouldTurnPrefixCachingOnByDefaultAndOffOnRequest()
     {
         final EngineOptions defaults = new EngineOptions();

@@ -140,6 +140,16 @@ final class TestFrontend implements AutoCloseable
     static byte[] addPayload(final String requestId, final int[] prompt, final int maxTokens, final int client,
         final int[] stopTokenIds, final boolean ignoreEos) throws IOException
     {
+        return addPayload(requestId, prompt, maxTokens, client, stopTokenIds, ignoreEos, ValueFactory.newNil());
+    }
+
+    /**
+     * An EngineCoreRequest in the newest layout with a {@code lora_request} (the msgspec array form of LoRARequest,
+     * or nil).
+     */
+    static byte[] addPayload(final String requestId, final int[] prompt, final int maxTokens, final int client,
+        final int[] stopTokenIds, final boolean ignoreEos, final Value loraRequest) throws IOException
+    {
         final MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
         p.packArrayHeader(21).packString(requestId);
         p.packArrayHeader(prompt.length);
@@ -157,7 +167,8 @@ final class TestFrontend implements AutoCloseable
         p.packString("ignore_eos").packBoolean(ignoreEos).packString("_eos_token_id").packInt(151645);
         p.packNil(); // pooling
         p.packDouble(System.currentTimeMillis() / 1000.0);
-        p.packNil().packNil().packNil().packNil().packNil(); // lora, salt, dp rank, embeds, is_token_ids
+        p.packValue(loraRequest);
+        p.packNil().packNil().packNil().packNil(); // salt, dp rank, embeds, is_token_ids
         p.packInt(client).packInt(0).packInt(0); // client_index, wave, priority
         p.packNil().packBoolean(false).packNil().packNil().packNil().packBoolean(false).packNil();
         return p.toByteArray();
@@ -175,6 +186,12 @@ final class TestFrontend implements AutoCloseable
         throws IOException
     {
         send(engine, client, (byte)0, addPayload(id, prompt, maxTokens, client, new int[0], false));
+    }
+
+    void add(final int engine, final String id, final int[] prompt, final int maxTokens, final Value loraRequest)
+        throws IOException
+    {
+        send(engine, 0, (byte)0, addPayload(id, prompt, maxTokens, 0, new int[0], false, loraRequest));
     }
 
     void abort(final int engine, final String... ids) throws IOException

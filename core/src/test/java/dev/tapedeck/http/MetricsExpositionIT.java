@@ -78,6 +78,52 @@ class MetricsExpositionIT
         }
     }
 
+    @Test
+    void shouldStayValidWithLoraOn() throws Exception
+    {
+        try (TestServer server = new TestServer(LoraServeIT.options(), c -> c.maxLoras(1)))
+        {
+            assertEquals(200, server.post("/v1/completions", "{\"model\":\"sql\",\"prompt\":\"a b c\"," +
+                "\"max_tokens\":3}").statusCode());
+            // a name that needs escaping in a label value
+            final String quoted = "we \\\"quote\\\" \\\\ it";
+            assertEquals(200, server.post("/v1/load_lora_adapter", "{\"lora_name\":\"" + quoted + "\"," +
+                "\"lora_path\":\"/q\"}").statusCode());
+            final CompletableFuture<HttpResponse<String>> running = send(server, "chat", 3000);
+            for (int i = 0; i < 200 && server.metric("vllm:num_requests_running" + MODEL_LABELS) < 1; i++)
+            {
+                Thread.sleep(10);
+            }
+            final CompletableFuture<HttpResponse<String>> waiting = send(server, quoted, 1);
+            for (int i = 0; i < 200 && server.metric("vllm:num_requests_waiting_by_reason{engine=\"0\"," +
+                "model_name=\"Qwen/Qwen3-8B\",reason=\"deferred\"}") < 1; i++)
+            {
+                Thread.sleep(10);
+            }
+            final String text = server.get("/metrics").body();
+            final Map<String, ExpositionParser.Family> families = ExpositionParser.parse(text);
+            final ExpositionParser.Family info = families.get("vllm:lora_requests_info");
+            assertEquals("gauge", info.type());
+            assertTrue(info.samples().stream().allMatch(s -> "1".equals(s.labels().get("max_lora"))));
+            assertTrue(text.contains("vllm:lora_requests_info{max_lora=\"1\",running_lora_adapters=\"chat\"," +
+                "waiting_lora_adapters=\"we \\\"quote\\\" \\\\ it\"} "), text);
+            assertEquals(1.0, value(families, "vllm:num_requests_waiting_by_reason", Map.of("reason", "deferred")));
+            assertEquals(0.0, value(families, "vllm:num_requests_waiting_by_reason", Map.of("reason", "capacity")));
+            running.cancel(true);
+            waiting.cancel(true);
+            checkWithPrometheusClient(text);
+            checkWithPromtool(text);
+        }
+    }
+
+    private static CompletableFuture<HttpResponse<String>> send(final TestServer server, final String model,
+        final int maxTokens)
+    {
+        return server.client.sendAsync(HttpRequest.newBuilder(server.uri("/v1/completions"))
+            .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model + "\",\"prompt\":\"x\"," +
+                "\"max_tokens\":" + maxTokens + ",\"stream\":true}")).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     private static double value(final Map<String, ExpositionParser.Family> families, final String family,
         final Map<String, String> labels)
     {

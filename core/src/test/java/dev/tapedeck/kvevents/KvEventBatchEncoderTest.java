@@ -67,6 +67,26 @@ class KvEventBatchEncoderTest
     }
 
     @Test
+    void shouldCarryTheLoraIdAndNameInBothForms()
+    {
+        final long[] hashes = new BlockHasher("0").blockHashes(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, "sql", null);
+        final java.util.function.Consumer<KvEventStager> stored = stager -> stager.blockStored(hashes, 1, 1,
+            new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 300, "sql".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        final String blocks = "91" + "cf" + String.format("%016x", hashes[1]);
+        final String parent = "cf" + String.format("%016x", hashes[0]);
+        // lora_id 300 is a uint16 (cd 01 2c); lora_name a fixstr
+        assertEquals("93" + "cb41d954fc40200000" + "91" + "98" + "ab" + ascii("BlockStored") + blocks + parent +
+            "94" + "05060708" + "04" + "cd012c" + "a3" + ascii("GPU") + "a3" + ascii("sql") + "00",
+            hex(encode(false, stored)));
+        assertEquals("93" + "cb41d954fc40200000" + "91" + "8a" + "a4" + ascii("type") + "ab" +
+            ascii("BlockStored") + "ac" + ascii("block_hashes") + blocks + "b1" + ascii("parent_block_hash") +
+            parent + "a9" + ascii("token_ids") + "94" + "05060708" + "aa" + ascii("block_size") + "04" + "a7" +
+            ascii("lora_id") + "cd012c" + "a6" + ascii("medium") + "a3" + ascii("GPU") + "a9" + ascii("lora_name") +
+            "a3" + ascii("sql") + "a9" + ascii("group_idx") + "00" + "b2" + ascii("kv_cache_spec_kind") + "ae" +
+            ascii("full_attention") + "00", hex(encode(true, stored)));
+    }
+
+    @Test
     void shouldEncodeTheMapFormOfTheWorkedExample()
     {
         final String expected = "93" + "cb41d954fc40200000" + "91" + "8a" + "a4" + ascii("type") + "ab" +

@@ -37,6 +37,9 @@ public final class EngineCoreOutputsEncoder
     private static final byte[] CURRENT_WAVE = "current_wave".getBytes();
     private static final byte[] KV_CACHE_USAGE = "kv_cache_usage".getBytes();
     private static final byte[] PREFIX_CACHE_STATS = "prefix_cache_stats".getBytes();
+    private static final byte[] NUM_SKIPPED_WAITING_REQS = "num_skipped_waiting_reqs".getBytes();
+    private static final byte[] WAITING_LORA_ADAPTERS = "waiting_lora_adapters".getBytes();
+    private static final byte[] RUNNING_LORA_ADAPTERS = "running_lora_adapters".getBytes();
     private static final byte[] RESET = "reset".getBytes();
     private static final byte[] REQUESTS = "requests".getBytes();
     private static final byte[] QUERIES = "queries".getBytes();
@@ -221,7 +224,11 @@ public final class EngineCoreOutputsEncoder
 
     private void writeStats(final SchedulerStats stats)
     {
-        writer.mapHeader(6)
+        final SchedulerStats.LoraCounts lora = stats.loraCounts;
+        final int waitingAdapters = null == lora ? 0 : loraEntries(lora, false);
+        final int runningAdapters = null == lora ? 0 : loraEntries(lora, true);
+        writer.mapHeader(6 + (stats.numSkippedWaitingReqs > 0 ? 1 : 0) + (waitingAdapters > 0 ? 1 : 0) +
+            (runningAdapters > 0 ? 1 : 0))
             .string(NUM_RUNNING_REQS).int64(stats.numRunningReqs)
             .string(NUM_WAITING_REQS).int64(stats.numWaitingReqs)
             .string(STEP_COUNTER).int64(stats.stepCounter)
@@ -232,5 +239,44 @@ public final class EngineCoreOutputsEncoder
             .string(REQUESTS).int64(stats.prefixCacheRequests)
             .string(QUERIES).int64(stats.prefixCacheQueries)
             .string(HITS).int64(stats.prefixCacheHits);
+        if (stats.numSkippedWaitingReqs > 0)
+        {
+            writer.string(NUM_SKIPPED_WAITING_REQS).int64(stats.numSkippedWaitingReqs);
+        }
+        if (waitingAdapters > 0)
+        {
+            writeLoraMap(WAITING_LORA_ADAPTERS, lora, waitingAdapters, false);
+        }
+        if (runningAdapters > 0)
+        {
+            writeLoraMap(RUNNING_LORA_ADAPTERS, lora, runningAdapters, true);
+        }
+    }
+
+    private static int loraEntries(final SchedulerStats.LoraCounts lora, final boolean running)
+    {
+        int entries = 0;
+        for (int i = 0, n = lora.adapters(); i < n; i++)
+        {
+            if ((running ? lora.running(i) : lora.waiting(i)) > 0)
+            {
+                entries++;
+            }
+        }
+        return entries;
+    }
+
+    private void writeLoraMap(final byte[] key, final SchedulerStats.LoraCounts lora, final int entries,
+        final boolean running)
+    {
+        writer.string(key).mapHeader(entries);
+        for (int i = 0, n = lora.adapters(); i < n; i++)
+        {
+            final int count = running ? lora.running(i) : lora.waiting(i);
+            if (count > 0)
+            {
+                writer.string(lora.nameUtf8(i)).int64(count);
+            }
+        }
     }
 }

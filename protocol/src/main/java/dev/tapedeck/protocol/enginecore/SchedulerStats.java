@@ -23,4 +23,38 @@ public final class SchedulerStats
     public long prefixCacheQueries;
     /** Prompt tokens found since the last report. */
     public long prefixCacheHits;
+    /** Waiting requests the LoRA cap held back in the last step ({@code num_skipped_waiting_reqs}; sent when > 0). */
+    public int numSkippedWaitingReqs;
+    /**
+     * The engine's LoRA adapters, sent as {@code waiting_lora_adapters} / {@code running_lora_adapters} (adapter name
+     * to request count, only adapters with requests; each map only when not empty, its default), or null for none.
+     */
+    public LoraCounts loraCounts;
+
+    /** Requests per LoRA adapter, read when the stats are encoded (on the engine's thread). */
+    public interface LoraCounts
+    {
+        /**
+         * @return adapters known, indexed 0 to this minus one.
+         */
+        int adapters();
+
+        /**
+         * @param adapter an index.
+         * @return its name in UTF-8.
+         */
+        byte[] nameUtf8(int adapter);
+
+        /**
+         * @param adapter an index.
+         * @return its waiting requests.
+         */
+        int waiting(int adapter);
+
+        /**
+         * @param adapter an index.
+         * @return its running requests.
+         */
+        int running(int adapter);
+    }
 }
