@@ -51,6 +51,13 @@ class InFlightMetricsIT
                     HttpResponse.BodyHandlers.discarding()));
             }
             awaitInFlight(server, STREAMS);
+            // requests that arrived during a step are admitted at the next one: wait for the batch to fill
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (server.metric("vllm:num_requests_running" + LABELS) < MAX_NUM_SEQS)
+            {
+                assertTrue(System.nanoTime() - deadlineNs < 0, "the batch never filled");
+                Thread.sleep(10);
+            }
             assertEquals(MAX_NUM_SEQS, server.metric("vllm:num_requests_running" + LABELS), "the batch is full");
             assertEquals(STREAMS - MAX_NUM_SEQS, server.metric("vllm:num_requests_waiting" + LABELS),
                 "the rest wait");
