@@ -303,8 +303,9 @@ public final class ServeCommand implements Callable<Integer>
         }
         for (final KvEventPublisher publisher : started.kvEventPublishers())
         {
-            LOG.log(System.Logger.Level.INFO, "KV events on {0} (topic {1}, {2}){3}", publisher.endpoint(),
-                publisher.settings().topic(), publisher.settings().eventsAsMaps() ? "map events" : "array events",
+            LOG.log(System.Logger.Level.INFO, "KV events on {0} (topic {1}, data-parallel rank {2}, {3}){4}",
+                publisher.endpoint(), publisher.settings().topic(), publisher.settings().dataParallelRank(),
+                publisher.settings().eventsAsMaps() ? "map events" : "array events",
                 null == publisher.replayEndpoint() ? "" : ", replay on " + publisher.replayEndpoint());
         }
         return 0;
