@@ -38,6 +38,9 @@ public final class LoadRun implements ExchangeListener
     private static final long LOOKAHEAD_NS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_PARK_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final long START_LEAD_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** Sends are handed to the client this long before their time; the client's event loop sends them on time. */
+    private static final long STAGE_AHEAD_NS = (long)(Double.parseDouble(
+        System.getProperty("tapedeck.load.stageAheadMs", "5")) * 1e6);
 
     /** Open loop (the plan's times) or closed loop (a fixed number in flight). */
     public enum Mode
@@ -138,6 +141,7 @@ public final class LoadRun implements ExchangeListener
     private volatile boolean draining;
     private long runStartNs;
     private long measuredFromNs;
+    private long stopSendingNs;
     private long sent;
     private long peakInFlight;
 
@@ -179,7 +183,7 @@ public final class LoadRun implements ExchangeListener
         final int planned = plan.requests().size();
         runStartNs = System.nanoTime() + START_LEAD_NS;
         measuredFromNs = runStartNs + (long)(settings.warmupSeconds() * 1e9);
-        final long stopSendingNs = settings.maxSeconds() > 0 ? runStartNs + (long)(settings.maxSeconds() * 1e9) :
+        stopSendingNs = settings.maxSeconds() > 0 ? runStartNs + (long)(settings.maxSeconds() * 1e9) :
             Long.MAX_VALUE;
         final Scheduler scheduler = new Scheduler(plan, runStartNs);
         long nextProgressNs = runStartNs + TimeUnit.SECONDS.toNanos(1);
@@ -216,7 +220,7 @@ public final class LoadRun implements ExchangeListener
                     {
                         scheduler.feed(nowNs + LOOKAHEAD_NS);
                     }
-                    scheduler.poll(nowNs);
+                    scheduler.poll(nowNs + STAGE_AHEAD_NS);
                 }
             }
             if (nowNs - nextProgressNs >= 0)
@@ -250,7 +254,8 @@ public final class LoadRun implements ExchangeListener
                     break;
                 }
             }
-            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, scheduler.nextDeadlineNs() - System.nanoTime())));
+            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS,
+                scheduler.nextDeadlineNs() - STAGE_AHEAD_NS - System.nanoTime())));
         }
         final long endNs = System.nanoTime();
         dispatcher = null;
@@ -454,7 +459,7 @@ public final class LoadRun implements ExchangeListener
         {
             final int index = (int)planIndexByTimer.remove(timerId);
             final long deadlineNs = clock.deadlineNs(timerId);
-            if (limitReached())
+            if (limitReached() || deadlineNs - stopSendingNs >= 0)
             {
                 return true;
             }

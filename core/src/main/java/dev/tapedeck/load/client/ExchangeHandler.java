@@ -293,6 +293,13 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     }
 
     @Override
+    public void channelReadComplete(final ChannelHandlerContext context)
+    {
+        context.fireChannelReadComplete();
+        lane.startDue(); // sends due while the loop works through a burst of reads go now, not after the burst
+    }
+
+    @Override
     public void channelActive(final ChannelHandlerContext context)
     {
         lane.onOpened(this);

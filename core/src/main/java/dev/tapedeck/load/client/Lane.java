@@ -3,6 +3,8 @@ package dev.tapedeck.load.client;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import io.netty.bootstrap.Bootstrap;
@@ -18,13 +20,33 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**
  * One client event loop and its keep-alive connections: exchanges submitted to the lane run on idle connections
- * (most recently used first) or on new ones. Everything but {@link #submit} runs on the lane's event loop.
+ * (most recently used first) or on new ones, each at its intended send time (or at once when that has passed).
+ * <p>
+ * Sends overtake reads: {@link #submit} puts the exchange on a lock-free queue and wakes the loop with one task only
+ * when no wake-up is pending; besides that task, the read path ({@link #startDue}, called after every channel's read)
+ * takes the queue and starts what is due, so a send waits behind at most one connection's read, not behind a whole
+ * burst of readable connections (Netty runs its tasks only after every ready channel was read). Exchanges handed
+ * over before their time wait in a heap on the loop and a loop timer (or an earlier read) starts them.
+ * <p>
+ * Everything but {@link #submit} runs on the lane's event loop.
  */
 final class Lane
 {
+    private static final int HANDED_CAPACITY = 1 << 16;
+
+    private final ManyToOneConcurrentArrayQueue<Exchange> handed =
+        new ManyToOneConcurrentArrayQueue<>(HANDED_CAPACITY);
+    private final AtomicBoolean signalled = new AtomicBoolean();
+    private final Runnable onSignal = this::onSignal;
+    private final Runnable onDueTimer = this::onDueTimer;
+    private final DueExchanges due = new DueExchanges();
+    private ScheduledFuture<?> dueTimer;
+    private long dueTimerNs;
     private final EventLoop loop;
     private final Bootstrap bootstrap;
     private final InetSocketAddress address;
@@ -55,11 +77,75 @@ final class Lane
     }
 
     /**
-     * Run an exchange on this lane (any thread).
+     * Run an exchange on this lane at its intended send time (any thread).
      */
     void submit(final Exchange exchange)
     {
-        loop.execute(() -> start(exchange));
+        if (!handed.offer(exchange))
+        {
+            loop.execute(() -> // the queue is full: the loop's own task queue takes the overflow
+            {
+                due.add(exchange);
+                startDue();
+            });
+            return;
+        }
+        // a full fence after the offer: either the pending wake-up task sees this exchange or we post a new one
+        if (!signalled.getAndSet(true))
+        {
+            loop.execute(onSignal);
+        }
+    }
+
+    private void onSignal()
+    {
+        signalled.set(false);
+        startDue();
+    }
+
+    private void onDueTimer()
+    {
+        dueTimer = null;
+        startDue();
+    }
+
+    /**
+     * Take the exchanges handed over, start those that are due, and arm a loop timer for the next (the lane's loop;
+     * also called from the read path, so it returns at once when nothing waits).
+     */
+    void startDue()
+    {
+        if (0 == due.size() && null == handed.peek())
+        {
+            return;
+        }
+        Exchange exchange;
+        while (null != (exchange = handed.poll()))
+        {
+            due.add(exchange);
+        }
+        if (closing)
+        {
+            while (null != (exchange = due.poll()))
+            {
+                start(exchange);
+            }
+            return;
+        }
+        while (null != (exchange = due.pollDue(System.nanoTime())))
+        {
+            start(exchange);
+        }
+        final long nextNs = due.earliestNs();
+        if (DueExchanges.NONE != nextNs && (null == dueTimer || nextNs - dueTimerNs < 0))
+        {
+            if (null != dueTimer)
+            {
+                dueTimer.cancel(false);
+            }
+            dueTimerNs = nextNs;
+            dueTimer = loop.schedule(onDueTimer, Math.max(0, nextNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
     }
 
     private void start(final Exchange exchange)
@@ -189,6 +275,7 @@ final class Lane
         loop.execute(() ->
         {
             closing = true;
+            startDue(); // exchanges waiting for their time end as incomplete
             idle.clear();
             for (final ExchangeHandler handler : java.util.List.copyOf(open))
             {
