@@ -38,9 +38,13 @@ public final class LoadRun implements ExchangeListener
     private static final long LOOKAHEAD_NS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long MAX_PARK_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final long START_LEAD_NS = TimeUnit.MILLISECONDS.toNanos(20);
-    /** Sends are handed to the client this long before their time; the client's event loop sends them on time. */
-    private static final long STAGE_AHEAD_NS = (long)(Double.parseDouble(
-        System.getProperty("tapedeck.load.stageAheadMs", "5")) * 1e6);
+    /**
+     * Sends are handed to the client between {@code STAGE_MIN_NS} and {@code STAGE_MAX_NS} before their time (the
+     * dispatcher wakes once per few milliseconds, not once per send); the client's event loop sends them on time.
+     */
+    private static final long STAGE_MAX_NS = (long)(Double.parseDouble(
+        System.getProperty("tapedeck.load.stageAheadMs", "10")) * 1e6);
+    private static final long STAGE_MIN_NS = STAGE_MAX_NS / 2;
 
     /** Open loop (the plan's times) or closed loop (a fixed number in flight). */
     public enum Mode
@@ -220,7 +224,7 @@ public final class LoadRun implements ExchangeListener
                     {
                         scheduler.feed(nowNs + LOOKAHEAD_NS);
                     }
-                    scheduler.poll(nowNs + STAGE_AHEAD_NS);
+                    scheduler.poll(nowNs + STAGE_MAX_NS);
                 }
             }
             if (nowNs - nextProgressNs >= 0)
@@ -254,8 +258,7 @@ public final class LoadRun implements ExchangeListener
                     break;
                 }
             }
-            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS,
-                scheduler.nextDeadlineNs() - STAGE_AHEAD_NS - System.nanoTime())));
+            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, scheduler.nextWakeNs() - System.nanoTime())));
         }
         final long endNs = System.nanoTime();
         dispatcher = null;
@@ -533,12 +536,17 @@ public final class LoadRun implements ExchangeListener
             return true;
         }
 
-        long nextDeadlineNs()
+        /**
+         * @return when the dispatcher has work next: staging the earliest send, or feeding the wheel.
+         */
+        long nextWakeNs()
         {
             final List<PlannedRequest> requests = plan.requests();
             final long nextFeedNs = Mode.OPEN == settings.mode() && cursor < requests.size() ?
-                startNs + requests.get(cursor).offsetNs() - LOOKAHEAD_NS : Long.MAX_VALUE;
-            return Math.min(clock.earliestDeadlineNs(), nextFeedNs);
+                startNs + requests.get(cursor).offsetNs() - LOOKAHEAD_NS / 2 : Long.MAX_VALUE;
+            final long earliestNs = clock.earliestDeadlineNs();
+            return Math.min(StepClock.NO_DEADLINE == earliestNs ? earliestNs : earliestNs - STAGE_MIN_NS,
+                nextFeedNs);
         }
     }
 }
