@@ -28,6 +28,12 @@ import dev.tapedeck.load.client.LoadClient;
  * intended send time, so a late send or a full server shows up in TTFT and end-to-end latency instead of being hidden
  * (coordinated omission); dispatch lateness (write time minus intended time) is reported on its own.
  * <p>
+ * Sends are handed to the client 5 to 10 ms before their time and its event loops send them on time (the dispatcher
+ * wakes once per few milliseconds, and a late wake-up does not make a send late). A closed loop keeps up to 256
+ * pre-built spares in the client: an event loop starts one the moment an exchange ends (its intended time is that
+ * end), without waiting for this thread; the dispatcher tops the spares up, and sends itself (intended time again the
+ * end of the exchange it replaces) only when none was left.
+ * <p>
  * Event loops record into one {@link RunRecorder} each (single writer) and report completions to the dispatcher
  * through a many-to-one queue. The run ends when the plan is sent and answered, or at its limits: then requests still
  * running get {@code drainTimeoutNs} to finish and are cut off as {@code incomplete}.
@@ -45,6 +51,8 @@ public final class LoadRun implements ExchangeListener
     private static final long STAGE_MAX_NS = (long)(Double.parseDouble(
         System.getProperty("tapedeck.load.stageAheadMs", "10")) * 1e6);
     private static final long STAGE_MIN_NS = STAGE_MAX_NS / 2;
+    private static final int MAX_SPARES = 256;
+    private static final long MAX_SPARE_BYTES = 32L << 20;
 
     /** Open loop (the plan's times) or closed loop (a fixed number in flight). */
     public enum Mode
@@ -120,7 +128,7 @@ public final class LoadRun implements ExchangeListener
         void onProgress(long elapsedNs, long sent, long completed, long failed, long inFlight, long planned);
     }
 
-    private record Completion(int planIndex, long endNs)
+    private record Completion(Exchange exchange, long endNs)
     {
     }
 
@@ -147,6 +155,8 @@ public final class LoadRun implements ExchangeListener
     private long measuredFromNs;
     private long stopSendingNs;
     private long sent;
+    private long spares;
+    private long spareBytes;
     private long peakInFlight;
 
     /**
@@ -192,13 +202,12 @@ public final class LoadRun implements ExchangeListener
         final Scheduler scheduler = new Scheduler(plan, runStartNs);
         long nextProgressNs = runStartNs + TimeUnit.SECONDS.toNanos(1);
         long[] inFlightSeries = new long[64];
-        int closedNext = 0;
         if (Mode.CLOSED == settings.mode())
         {
             final int initial = Math.max(1, settings.concurrency());
             for (int i = 0; i < initial; i++)
             {
-                scheduler.at(runStartNs + settings.rampUpNs() / initial * i, closedNext++);
+                scheduler.at(runStartNs + settings.rampUpNs() / initial * i, scheduler.closedCounter++);
             }
         }
         final long plannedLimit = plannedWithinLimits(planned);
@@ -208,15 +217,15 @@ public final class LoadRun implements ExchangeListener
         {
             final long nowNs = System.nanoTime();
             drainCompletions(scheduler, sending);
-            closedNext = scheduler.closedNext(closedNext);
             if (sending)
             {
-                if (stopRequested || nowNs - stopSendingNs >= 0 || limitReached() ||
+                if (stopRequested || nowNs - stopSendingNs >= 0 || sentAll() ||
                     (Mode.OPEN == settings.mode() && scheduler.exhausted()))
                 {
                     sending = false;
                     draining = true;
                     sendingEndedNs = nowNs;
+                    spares -= client.withdrawSpares(); // those taken meanwhile are counted as their exchanges end
                 }
                 else
                 {
@@ -225,6 +234,10 @@ public final class LoadRun implements ExchangeListener
                         scheduler.feed(nowNs + LOOKAHEAD_NS);
                     }
                     scheduler.poll(nowNs + STAGE_MAX_NS);
+                    if (Mode.CLOSED == settings.mode())
+                    {
+                        scheduler.stockSpares();
+                    }
                 }
             }
             if (nowNs - nextProgressNs >= 0)
@@ -260,6 +273,7 @@ public final class LoadRun implements ExchangeListener
             }
             LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, scheduler.nextWakeNs() - System.nanoTime())));
         }
+        drainCompletions(scheduler, false);
         final long endNs = System.nanoTime();
         dispatcher = null;
         final RunRecorder total = new RunRecorder();
@@ -290,7 +304,15 @@ public final class LoadRun implements ExchangeListener
         return 0 == settings.maxRequests() ? count : Math.min(count, settings.maxRequests());
     }
 
+    /**
+     * @return true when the request limit is used up by requests sent and spares handed to the client.
+     */
     private boolean limitReached()
+    {
+        return settings.maxRequests() > 0 && sent + spares >= settings.maxRequests();
+    }
+
+    private boolean sentAll()
     {
         return settings.maxRequests() > 0 && sent >= settings.maxRequests();
     }
@@ -310,24 +332,43 @@ public final class LoadRun implements ExchangeListener
         Completion c;
         while (null != (c = completions.poll()))
         {
-            scheduler.onCompleted(c.planIndex(), c.endNs(), sendNext);
+            onCompleted(scheduler, c, sendNext);
         }
         synchronized (overflow)
         {
             while (null != (c = overflow.poll()))
             {
-                scheduler.onCompleted(c.planIndex(), c.endNs(), sendNext);
+                onCompleted(scheduler, c, sendNext);
             }
         }
     }
 
-    private void send(final PlannedRequest request, final long intendedNs)
+    private void onCompleted(final Scheduler scheduler, final Completion c, final boolean sendNext)
+    {
+        final Exchange replacement = c.exchange().replacement();
+        if (null != replacement)
+        {
+            // an event loop started a spare in its place: it is sent now, and in flight instead of the one that ended
+            spares--;
+            spareBytes -= replacement.bodyBytes();
+            sent++;
+            return;
+        }
+        scheduler.onCompleted(c.exchange().planIndex(), c.endNs(), sendNext);
+    }
+
+    private Exchange exchange(final PlannedRequest request, final long intendedNs)
     {
         final byte[] body = bodies.body(request).getBytes(StandardCharsets.UTF_8);
+        return new Exchange(request.index(), intendedNs, bodies.path(), Unpooled.wrappedBuffer(body),
+            bodies.stream(), request.promptTokens(), this).replaceWhenDone(Mode.CLOSED == settings.mode());
+    }
+
+    private void send(final Exchange exchange)
+    {
         peakInFlight = Math.max(peakInFlight, inFlight.incrementAndGet());
         sent++;
-        client.submit(new Exchange(request.index(), intendedNs, bodies.path(), Unpooled.wrappedBuffer(body),
-            bodies.stream(), request.promptTokens(), this));
+        client.submit(exchange);
     }
 
     @Override
@@ -364,8 +405,11 @@ public final class LoadRun implements ExchangeListener
             r.onFailed(second(endNs), errorKind, measured);
             failed.incrementAndGet();
         }
-        inFlight.decrementAndGet();
-        final Completion completion = new Completion(exchange.planIndex(), endNs);
+        if (null == exchange.replacement())
+        {
+            inFlight.decrementAndGet();
+        }
+        final Completion completion = new Completion(exchange, endNs);
         if (!completions.offer(completion))
         {
             synchronized (overflow)
@@ -373,10 +417,12 @@ public final class LoadRun implements ExchangeListener
                 overflow.add(completion);
             }
         }
-        // wake the dispatcher only when it acts on completions: closed loop, session turns, the drain
+        // wake the dispatcher only when it acts on completions at once: a closed loop without a spare, session turns,
+        // the drain
         final Thread t = dispatcher;
-        if (null != t && (Mode.CLOSED == settings.mode() || draining ||
-            settings.plan().requests().get(exchange.planIndex()).session() >= 0))
+        final boolean closed = Mode.CLOSED == settings.mode();
+        if (null != t && ((closed && null == exchange.replacement()) || draining ||
+            (!closed && settings.plan().requests().get(exchange.planIndex()).session() >= 0)))
         {
             LockSupport.unpark(t);
         }
@@ -405,7 +451,7 @@ public final class LoadRun implements ExchangeListener
         private final long[] sessionLastEndNs;
         private final List<ArrayDeque<PlannedRequest>> sessionWaiting;
         private int cursor;
-        private int closedRequests;
+        private int closedCounter;
 
         Scheduler(final LoadPlan plan, final long startNs)
         {
@@ -462,14 +508,52 @@ public final class LoadRun implements ExchangeListener
         {
             final int index = (int)planIndexByTimer.remove(timerId);
             final long deadlineNs = clock.deadlineNs(timerId);
-            if (limitReached() || deadlineNs - stopSendingNs >= 0)
+            if (deadlineNs - stopSendingNs >= 0)
             {
                 return true;
             }
-            final PlannedRequest r = Mode.CLOSED == settings.mode() ? closedRequest(index) :
-                plan.requests().get(index);
-            send(r, deadlineNs);
+            if (Mode.CLOSED == settings.mode())
+            {
+                // a spare the event loops did not get to goes first; else a new request if the limit allows
+                final Exchange spare = client.takeSpare();
+                if (null != spare)
+                {
+                    spares--;
+                    spareBytes -= spare.bodyBytes();
+                    spare.intendedNs(deadlineNs);
+                    send(spare);
+                }
+                else if (!limitReached())
+                {
+                    send(exchange(closedRequest(index), deadlineNs));
+                }
+                return true;
+            }
+            if (!limitReached())
+            {
+                send(exchange(plan.requests().get(index), deadlineNs));
+            }
             return true;
+        }
+
+        /**
+         * Closed loop: hand pre-built requests to the client until it holds {@link #MAX_SPARES} (or 32 MiB of bodies,
+         * or the request limit is covered).
+         */
+        void stockSpares()
+        {
+            while (spares < MAX_SPARES && spareBytes < MAX_SPARE_BYTES && !limitReached())
+            {
+                final Exchange spare = exchange(closedRequest(closedCounter), 0);
+                if (!client.addSpare(spare))
+                {
+                    spare.release();
+                    return;
+                }
+                closedCounter++;
+                spares++;
+                spareBytes += spare.bodyBytes();
+            }
         }
 
         private PlannedRequest closedRequest(final int counter)
@@ -485,7 +569,7 @@ public final class LoadRun implements ExchangeListener
             {
                 if (sendNextClosed)
                 {
-                    closedRequests++;
+                    at(endNs, closedCounter++); // no spare was left: the next request is due when this one ended
                 }
                 return;
             }
@@ -504,20 +588,6 @@ public final class LoadRun implements ExchangeListener
                 return;
             }
             at(Math.max(startNs + nextTurn.offsetNs(), endNs + nextTurn.thinkNs()), nextTurn.index());
-        }
-
-        /**
-         * Closed loop: schedule one new request for every completion seen since the last call.
-         */
-        int closedNext(final int next)
-        {
-            int n = next;
-            while (closedRequests > 0)
-            {
-                closedRequests--;
-                at(System.nanoTime(), n++);
-            }
-            return n;
         }
 
         boolean exhausted()

@@ -29,6 +29,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
 
     private final Lane lane;
     private final long timeoutNs;
+    private final Runnable onTimeout = this::onTimeout;
     private ChannelHandlerContext ctx;
     private Exchange exchange;
     private ScheduledFuture<?> timeout;
@@ -65,7 +66,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         status = 0;
         sse = false;
         pending.clear();
-        timeout = ctx.executor().schedule(this::onTimeout, timeoutNs, TimeUnit.NANOSECONDS);
+        timeout = ctx.executor().schedule(onTimeout, timeoutNs, TimeUnit.NANOSECONDS);
         final long writtenNs = System.nanoTime();
         next.writtenNs = writtenNs;
         next.listener.onWritten(next, writtenNs);
@@ -342,7 +343,17 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         }
         pending.clear();
         ended.finished = true;
-        ended.listener.onFinished(ended, System.nanoTime(), errorKind);
+        final long endNs = System.nanoTime();
+        final Exchange replacement = ended.replaceWhenDone ? lane.takeSpare() : null;
+        ended.replacement = replacement;
+        if (null != replacement)
+        {
+            // closed loop: the next request is due now and goes at the end of this read, on this connection if it
+            // stays open
+            replacement.intendedNs = endNs;
+            lane.startSoon(replacement);
+        }
+        ended.listener.onFinished(ended, endNs, errorKind);
         if (reuse && ctx.channel().isActive())
         {
             lane.release(this);

@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.concurrent.ScheduledFuture;
+import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**
@@ -33,6 +34,9 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
  * burst of readable connections (Netty runs its tasks only after every ready channel was read). Exchanges handed
  * over before their time wait in a heap on the loop and a loop timer (or an earlier read) starts them.
  * <p>
+ * Closed loops keep spares in the client: when an exchange marked {@link Exchange#replaceWhenDone} ends, the loop
+ * takes one and starts it in its place at the end of the same read, with no thread in between.
+ * <p>
  * Everything but {@link #submit} runs on the lane's event loop.
  */
 final class Lane
@@ -41,6 +45,7 @@ final class Lane
 
     private final ManyToOneConcurrentArrayQueue<Exchange> handed =
         new ManyToOneConcurrentArrayQueue<>(HANDED_CAPACITY);
+    private final ManyToManyConcurrentArrayQueue<Exchange> spares;
     private final AtomicBoolean signalled = new AtomicBoolean();
     private final Runnable onSignal = this::onSignal;
     private final Runnable onDueTimer = this::onDueTimer;
@@ -59,8 +64,9 @@ final class Lane
     private byte[] scratch = new byte[4096];
 
     Lane(final EventLoop loop, final Bootstrap template, final InetSocketAddress address, final String hostHeader,
-        final Map<String, String> headers, final long timeoutNs)
+        final Map<String, String> headers, final long timeoutNs, final ManyToManyConcurrentArrayQueue<Exchange> spares)
     {
+        this.spares = spares;
         this.loop = loop;
         this.address = address;
         this.hostHeader = hostHeader;
@@ -90,11 +96,35 @@ final class Lane
             });
             return;
         }
-        // a full fence after the offer: either the pending wake-up task sees this exchange or we post a new one
+        signal();
+    }
+
+    private void signal()
+    {
+        // a full fence after the offer: either the pending wake-up task sees the exchange or we post a new one
         if (!signalled.getAndSet(true))
         {
             loop.execute(onSignal);
         }
+    }
+
+    /**
+     * An exchange marked {@link Exchange#replaceWhenDone} ended: take a spare to run in its place (the loop).
+     *
+     * @return the spare, or null when there is none (or the lane is closing).
+     */
+    Exchange takeSpare()
+    {
+        return closing ? null : spares.poll();
+    }
+
+    /**
+     * Start an exchange as soon as the loop is free: at the end of the current read, or from a task (the loop).
+     */
+    void startSoon(final Exchange exchange)
+    {
+        due.add(exchange);
+        signal();
     }
 
     private void onSignal()
