@@ -1,6 +1,5 @@
 package dev.tapedeck.load;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -8,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.ByteBufAllocator;
 import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -53,6 +52,7 @@ public final class LoadRun implements ExchangeListener
     private static final long STAGE_MIN_NS = STAGE_MAX_NS / 2;
     private static final int MAX_SPARES = 256;
     private static final long MAX_SPARE_BYTES = 32L << 20;
+    private static final ByteBufAllocator ALLOCATOR = ByteBufAllocator.DEFAULT;
 
     /** Open loop (the plan's times) or closed loop (a fixed number in flight). */
     public enum Mode
@@ -100,17 +100,30 @@ public final class LoadRun implements ExchangeListener
             this(plan, mode, concurrency, maxRequests, maxSeconds, warmupSeconds, drainTimeoutNs, slo, label, 0);
         }
 
-        private static final int MAX_WARM_CONNECTIONS = 256;
+        private static final int MIN_WARM_CONNECTIONS = 256;
+        private static final int MAX_WARM_CONNECTIONS = 8192;
 
         /**
          * @return connections worth opening before the run: the closed-loop concurrency, or for an open loop the
-         *     plan's size up to 256 (more are opened on demand).
+         *     requests planned in its first second (at least 256, at most 8,192 and the plan's size; more are opened
+         *     on demand). Opening thousands of connections while the first requests are due makes them late and
+         *     can swamp the server.
          */
         public int warmConnections()
         {
+            if (Mode.CLOSED == mode)
+            {
+                return Math.max(1, concurrency);
+            }
             final int planned = 0 == maxRequests ? plan.requests().size() :
                 Math.min(maxRequests, plan.requests().size());
-            return Math.max(1, Mode.CLOSED == mode ? concurrency : Math.min(MAX_WARM_CONNECTIONS, planned));
+            int firstSecond = 0;
+            while (firstSecond < planned && firstSecond < MAX_WARM_CONNECTIONS &&
+                plan.requests().get(firstSecond).offsetNs() < 1_000_000_000L)
+            {
+                firstSecond++;
+            }
+            return Math.max(1, Math.min(planned, Math.max(MIN_WARM_CONNECTIONS, firstSecond)));
         }
     }
 
@@ -359,8 +372,7 @@ public final class LoadRun implements ExchangeListener
 
     private Exchange exchange(final PlannedRequest request, final long intendedNs)
     {
-        final byte[] body = bodies.body(request).getBytes(StandardCharsets.UTF_8);
-        return new Exchange(request.index(), intendedNs, bodies.path(), Unpooled.wrappedBuffer(body),
+        return new Exchange(request.index(), intendedNs, bodies.path(), bodies.body(request, ALLOCATOR),
             bodies.stream(), request.promptTokens(), this).replaceWhenDone(Mode.CLOSED == settings.mode());
     }
 

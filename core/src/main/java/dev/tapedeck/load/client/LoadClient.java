@@ -178,6 +178,7 @@ public final class LoadClient implements AutoCloseable
     @Override
     public void close()
     {
+        withdrawSpares();
         abortAll();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
