@@ -41,7 +41,8 @@ public final class LoadRun implements ExchangeListener
 {
     private static final long TICK_NS = 1L << 16;
     private static final long LOOKAHEAD_NS = TimeUnit.MILLISECONDS.toNanos(50);
-    private static final long MAX_PARK_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The dispatcher's longest sleep: it is woken for what needs it at once (stop, completions it acts on). */
+    private static final long MAX_PARK_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long START_LEAD_NS = TimeUnit.MILLISECONDS.toNanos(20);
     /**
      * Sends are handed to the client between {@code STAGE_MIN_NS} and {@code STAGE_MAX_NS} before their time (the
@@ -284,7 +285,8 @@ public final class LoadRun implements ExchangeListener
                     break;
                 }
             }
-            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, scheduler.nextWakeNs() - System.nanoTime())));
+            final long wakeNs = Math.min(scheduler.nextWakeNs(), sending ? stopSendingNs : Long.MAX_VALUE);
+            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, wakeNs - System.nanoTime())));
         }
         drainCompletions(scheduler, false);
         final long endNs = System.nanoTime();

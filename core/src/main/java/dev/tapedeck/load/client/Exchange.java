@@ -23,6 +23,9 @@ public final class Exchange
     final ExchangeListener listener;
     boolean replaceWhenDone;
     Exchange replacement;
+    ExchangeHandler handler;
+    Exchange olderRunning;
+    Exchange newerRunning;
     long writtenNs;
     long firstTokenNs;
     long lastChunkNs;

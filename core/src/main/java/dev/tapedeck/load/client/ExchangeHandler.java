@@ -1,18 +1,17 @@
 package dev.tapedeck.load.client;
 
 import java.io.IOException;
-import java.util.concurrent.TimeUnit;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.util.concurrent.ScheduledFuture;
 
 /**
  * The client side of one keep-alive connection: runs one exchange at a time, reads its response (SSE events line by
@@ -28,26 +27,24 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
 
     private final Lane lane;
-    private final long timeoutNs;
-    private final Runnable onTimeout = this::onTimeout;
     private ChannelHandlerContext ctx;
+    private ChannelHandlerContext codec;
     private Exchange exchange;
-    private ScheduledFuture<?> timeout;
     private ByteBuf pending;
     private int status;
     private boolean keepAlive;
     private boolean sse;
 
-    ExchangeHandler(final Lane lane, final long timeoutNs)
+    ExchangeHandler(final Lane lane)
     {
         this.lane = lane;
-        this.timeoutNs = timeoutNs;
     }
 
     @Override
     public void handlerAdded(final ChannelHandlerContext context)
     {
         ctx = context;
+        codec = context.pipeline().context(HttpClientCodec.class);
         pending = context.alloc().heapBuffer(1024);
     }
 
@@ -66,17 +63,15 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         status = 0;
         sse = false;
         pending.clear();
-        timeout = ctx.executor().schedule(onTimeout, timeoutNs, TimeUnit.NANOSECONDS);
         final long writtenNs = System.nanoTime();
         next.writtenNs = writtenNs;
+        next.handler = this;
+        lane.timeouts().add(next);
         next.listener.onWritten(next, writtenNs);
-        ctx.writeAndFlush(lane.request(next)).addListener(f ->
-        {
-            if (!f.isSuccess())
-            {
-                fail(errorKind(f.cause()));
-            }
-        });
+        // the request as raw bytes below the codec (its encoder would build a request object and a header map per
+        // request); its decoder still reads the response. A failed write reaches exceptionCaught.
+        codec.write(lane.head(next, ctx.alloc()), codec.voidPromise());
+        codec.writeAndFlush(next.body, codec.voidPromise());
     }
 
     boolean isIdle()
@@ -285,9 +280,12 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         finish(null, keepAlive);
     }
 
-    private void onTimeout()
+    /**
+     * The exchange ran past the request timeout (from {@link ExchangeTimeouts}).
+     */
+    void onTimeout(final Exchange timedOut)
     {
-        if (null != exchange)
+        if (timedOut == exchange)
         {
             fail("timeout");
         }
@@ -336,11 +334,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     {
         final Exchange ended = exchange;
         exchange = null;
-        if (null != timeout)
-        {
-            timeout.cancel(false);
-            timeout = null;
-        }
+        lane.timeouts().remove(ended);
         pending.clear();
         ended.finished = true;
         final long endNs = System.nanoTime();

@@ -1,6 +1,7 @@
 package dev.tapedeck.load.client;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -8,18 +9,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.DefaultFullHttpRequest;
-import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.concurrent.ScheduledFuture;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -42,6 +42,7 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 final class Lane
 {
     private static final int HANDED_CAPACITY = 1 << 16;
+    private static final int CRLF_CRLF = 0x0D0A0D0A;
 
     private final ManyToOneConcurrentArrayQueue<Exchange> handed =
         new ManyToOneConcurrentArrayQueue<>(HANDED_CAPACITY);
@@ -62,22 +63,35 @@ final class Lane
     private int connections;
     private boolean closing;
     private byte[] scratch = new byte[4096];
+    private final ExchangeTimeouts timeouts;
+    private byte[] headPrefix;
+    private String headPath;
+    private boolean headStream;
 
     Lane(final EventLoop loop, final Bootstrap template, final InetSocketAddress address, final String hostHeader,
         final Map<String, String> headers, final long timeoutNs, final ManyToManyConcurrentArrayQueue<Exchange> spares)
     {
         this.spares = spares;
         this.loop = loop;
+        this.timeouts = new ExchangeTimeouts(loop, timeoutNs);
         this.address = address;
         this.hostHeader = hostHeader;
         this.headers = headers;
+        try
+        {
+            headPrefix("/", true); // a header name or value HTTP does not allow fails here, not on every request
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new IllegalArgumentException("--header: " + e.getMessage(), e);
+        }
         this.bootstrap = template.clone(loop).handler(new ChannelInitializer<SocketChannel>()
         {
             @Override
             protected void initChannel(final SocketChannel channel)
             {
                 channel.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 1 << 20),
-                    new ExchangeHandler(Lane.this, timeoutNs));
+                    new ExchangeHandler(Lane.this));
             }
         });
     }
@@ -252,20 +266,51 @@ final class Lane
         });
     }
 
-    FullHttpRequest request(final Exchange exchange)
+    /**
+     * The request line and headers of an exchange, up to and including the blank line, in a buffer of
+     * {@code allocator}: the fixed part is encoded once per path and kind, then only the content length is written.
+     */
+    ByteBuf head(final Exchange exchange, final ByteBufAllocator allocator)
     {
-        final FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST,
-            exchange.path, exchange.body);
-        final HttpHeaders h = request.headers();
+        if (!exchange.path.equals(headPath) || exchange.stream != headStream)
+        {
+            headPrefix = headPrefix(exchange.path, exchange.stream);
+            headPath = exchange.path;
+            headStream = exchange.stream;
+        }
+        final ByteBuf head = allocator.buffer(headPrefix.length + 24);
+        head.writeBytes(headPrefix);
+        final int length = exchange.body.readableBytes();
+        int digits = 1;
+        for (int rest = length / 10; rest > 0; rest /= 10)
+        {
+            digits++;
+        }
+        final int at = head.writerIndex();
+        for (int i = digits - 1, rest = length; i >= 0; i--, rest /= 10)
+        {
+            head.setByte(at + i, '0' + rest % 10);
+        }
+        head.writerIndex(at + digits);
+        head.writeInt(CRLF_CRLF);
+        return head;
+    }
+
+    private byte[] headPrefix(final String path, final boolean stream)
+    {
+        final HttpHeaders h = DefaultHttpHeadersFactory.headersFactory().newHeaders();
         h.set(HttpHeaderNames.HOST, hostHeader);
         h.set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
-        h.setInt(HttpHeaderNames.CONTENT_LENGTH, exchange.body.readableBytes());
-        if (exchange.stream)
+        if (stream)
         {
             h.set(HttpHeaderNames.ACCEPT, "text/event-stream");
         }
         headers.forEach(h::set);
-        return request;
+        h.remove(HttpHeaderNames.CONTENT_LENGTH);
+        final StringBuilder text = new StringBuilder(256).append("POST ").append(path).append(" HTTP/1.1\r\n");
+        h.forEach(e -> text.append(e.getKey()).append(": ").append(e.getValue()).append("\r\n"));
+        return text.append(HttpHeaderNames.CONTENT_LENGTH).append(": ").toString()
+            .getBytes(StandardCharsets.ISO_8859_1);
     }
 
     void release(final ExchangeHandler handler)
@@ -329,5 +374,10 @@ final class Lane
     EventLoop loop()
     {
         return loop;
+    }
+
+    ExchangeTimeouts timeouts()
+    {
+        return timeouts;
     }
 }

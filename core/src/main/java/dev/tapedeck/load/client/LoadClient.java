@@ -88,8 +88,16 @@ public final class LoadClient implements AutoCloseable
             }
             final int port = -1 == baseUrl.getPort() ? 80 : baseUrl.getPort();
             final String hostHeader = baseUrl.getHost() + (-1 == baseUrl.getPort() ? "" : ":" + port);
-            lanes.add(new Lane(loops.get((i / baseUrls.size()) % threads), template,
-                new InetSocketAddress(baseUrl.getHost(), port), hostHeader, fixed, timeoutNs, spares));
+            try
+            {
+                lanes.add(new Lane(loops.get((i / baseUrls.size()) % threads), template,
+                    new InetSocketAddress(baseUrl.getHost(), port), hostHeader, fixed, timeoutNs, spares));
+            }
+            catch (final IllegalArgumentException e)
+            {
+                group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+                throw e;
+            }
         }
     }
 
