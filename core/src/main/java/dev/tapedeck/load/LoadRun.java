@@ -48,8 +48,7 @@ public final class LoadRun implements ExchangeListener
      * Sends are handed to the client between {@code STAGE_MIN_NS} and {@code STAGE_MAX_NS} before their time (the
      * dispatcher wakes once per few milliseconds, not once per send); the client's event loop sends them on time.
      */
-    private static final long STAGE_MAX_NS = (long)(Double.parseDouble(
-        System.getProperty("tapedeck.load.stageAheadMs", "10")) * 1e6);
+    private static final long STAGE_MAX_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long STAGE_MIN_NS = STAGE_MAX_NS / 2;
     private static final int MAX_SPARES = 256;
     private static final long MAX_SPARE_BYTES = 32L << 20;

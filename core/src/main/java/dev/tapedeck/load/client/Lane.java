@@ -51,8 +51,7 @@ final class Lane
     private final Runnable onSignal = this::onSignal;
     private final Runnable onDueTimer = this::onDueTimer;
     private final DueExchanges due = new DueExchanges();
-    private ScheduledFuture<?> dueTimer;
-    private long dueTimerNs;
+    private final ExchangeTimeouts timeouts;
     private final EventLoop loop;
     private final Bootstrap bootstrap;
     private final InetSocketAddress address;
@@ -63,7 +62,8 @@ final class Lane
     private int connections;
     private boolean closing;
     private byte[] scratch = new byte[4096];
-    private final ExchangeTimeouts timeouts;
+    private ScheduledFuture<?> dueTimer;
+    private long dueTimerNs;
     private byte[] headPrefix;
     private String headPath;
     private boolean headStream;
@@ -280,7 +280,7 @@ final class Lane
         }
         final ByteBuf head = allocator.buffer(headPrefix.length + 24);
         head.writeBytes(headPrefix);
-        final int length = exchange.body.readableBytes();
+        final int length = exchange.bodyBytes;
         int digits = 1;
         for (int rest = length / 10; rest > 0; rest /= 10)
         {
