@@ -3,17 +3,27 @@
 # rate next to wrk's against the same server. Prints one line per measurement and leaves the JSON reports in
 # bench/target/load-scale/.
 # Usage: bench/scripts/load-scale.sh [streams=10000] [rate=5000] [seconds=30]
-# Needs: wrk (apt-get install -y wrk) for the last measurement; skipped when missing.
+#   COMPARE_JAR=other/tapedeck.jar bench/scripts/load-scale.sh ...: an A/B on one server: every load measurement runs
+#   with COMPARE_JAR's client first, then with this build's, back to back (the server is always this build's).
+#   PORT=18700: the server's port.
+# Needs: wrk (apt-get install -y wrk) for the last measurement; skipped when missing. Open files: the server and the
+# client each hold one socket per connection (10,000 streams, and more when an open loop backs up): ulimit -n 20000.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 streams="${1:-10000}"; rate="${2:-5000}"; seconds="${3:-30}"
 jar=core/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package
 out=bench/target/load-scale; mkdir -p "$out"
+load_jars=("$jar")
+[ -n "${COMPARE_JAR:-}" ] && load_jars=("$COMPARE_JAR" "$jar")
 java_run() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" "$@"; }
+# load_run JAR ARGS...: the load client of JAR
+load_run() { local client="$1"; shift; java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$client" "$@"; }
+# the report and label of one measurement with one client (the label names the jar in an A/B)
+tag() { if [ ${#load_jars[@]} -gt 1 ]; then echo "$1 [$2]"; else echo "$1"; fi; }
 # started directly (not through the function) so that $! is the server's own pid
 start_serve() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" serve "$@" & serve_pid=$!; }
-port=18700
+port="${PORT:-18700}"
 # a server with room for every stream: fixed 200 ms inter-token latency (knob model: one step every 200 ms), no
 # batching limit in the way
 # and KV blocks for every stream's whole context (10k x 132 tokens), so nothing is preempted
@@ -27,26 +37,31 @@ summary() { python3 - "$1" "$2" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))["points"][0]
 l = p["latency_ms"]
+d = l["dispatch_lateness"]
 print(f'{sys.argv[2]}: completed {p["requests"]["completed"]:,} failed {p["requests"]["failed"]:,} '
       f'peak in flight {p["requests"]["peak_in_flight"]:,} | {p["throughput"]["requests_per_s"]:,.0f} req/s '
-      f'{p["throughput"]["output_tokens_per_s"]:,.0f} out tok/s | dispatch lateness p50 {l["dispatch_lateness"]["p50"]} '
-      f'p99 {l["dispatch_lateness"]["p99"]} ms | ITL p50 {l["itl"].get("p50", "-")} p99 {l["itl"].get("p99", "-")} ms | '
+      f'{p["throughput"]["output_tokens_per_s"]:,.0f} out tok/s | dispatch lateness p50/p90/p99/p99.9 '
+      f'{d["p50"]} / {d["p90"]} / {d["p99"]} / {d["p999"]} ms | '
+      f'ITL p50 {l["itl"].get("p50", "-")} p99 {l["itl"].get("p99", "-")} ms | '
       f'E2E p50 {l["e2e"]["p50"]} ms | errors {p["errors"]}')
 PY
 }
 # 0. warm the server's JIT (not reported)
 java_run load --url "$url" --model Qwen/Qwen3-8B --rate 1000 --duration 10s --prompt-tokens 32 --output-tokens 4 \
     --ignore-eos --quiet >/dev/null
-# 1. sustained streams: closed loop, each stream 100 tokens at 200 ms (20 s long), started over 20 s; the ramp is
-#    warm-up, then $seconds s measured
-java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --ramp-up 20s \
-    --duration "$(( seconds + 20 ))s" --warmup 20 \
-    --prompt-tokens 32 --output-tokens 100 --ignore-eos --drain-timeout 60s --quiet --report "$out/streams.json" >/dev/null
-summary "$out/streams.json" "closed loop $streams streams"
-# 2. open-loop rate: short streams (4 tokens, 0.8 s) at $rate requests/s
-java_run load --url "$url" --model Qwen/Qwen3-8B --rate "$rate" --arrivals constant --duration "${seconds}s" --warmup 5 \
-    --prompt-tokens 32 --output-tokens 4 --ignore-eos --quiet --report "$out/rate.json" >/dev/null
-summary "$out/rate.json" "open loop $rate req/s"
+for i in "${!load_jars[@]}"; do
+    # 1. sustained streams: closed loop, each stream 100 tokens at 200 ms (20 s long), started over 20 s; the ramp is
+    #    warm-up, then $seconds s measured
+    load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --ramp-up 20s \
+        --duration "$(( seconds + 20 ))s" --warmup 20 --prompt-tokens 32 --output-tokens 100 --ignore-eos \
+        --drain-timeout 60s --quiet --report "$out/streams-$i.json" >/dev/null
+    summary "$out/streams-$i.json" "$(tag "closed loop $streams streams" "${load_jars[$i]}")"
+    # 2. open-loop rate: short streams (4 tokens, 0.8 s) at $rate requests/s
+    load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --rate "$rate" --arrivals constant \
+        --duration "${seconds}s" --warmup 5 --prompt-tokens 32 --output-tokens 4 --ignore-eos --quiet \
+        --report "$out/rate-$i.json" >/dev/null
+    summary "$out/rate-$i.json" "$(tag "open loop $rate req/s" "${load_jars[$i]}")"
+done
 # 3. non-streaming request rate, load vs wrk, 64 connections each, against a server answering at once
 kill $serve_pid 2>/dev/null || true; wait $serve_pid 2>/dev/null || true
 curl -s -o /dev/null "http://127.0.0.1:$port/health" && { echo "the first server is still up" >&2; exit 1; }
@@ -55,9 +70,11 @@ start_serve --port "$port" --latency-model knob --time-to-first-token 0 --inter-
 until curl -s -o /dev/null "http://127.0.0.1:$port/health"; do sleep 0.1; done
 body='{"model":"Qwen/Qwen3-8B","prompt":"hello there","max_tokens":4,"ignore_eos":true}'
 curl -s -o /dev/null -H 'content-type: application/json' -d "$body" "$url/v1/completions"
-java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3 --no-stream --prompt-tokens 2 \
-    --output-tokens 4 --ignore-eos --quiet --report "$out/nostream.json" >/dev/null
-summary "$out/nostream.json" "load --no-stream, 64 connections"
+for i in "${!load_jars[@]}"; do
+    load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3 \
+        --no-stream --prompt-tokens 2 --output-tokens 4 --ignore-eos --quiet --report "$out/nostream-$i.json" >/dev/null
+    summary "$out/nostream-$i.json" "$(tag "load --no-stream, 64 connections" "${load_jars[$i]}")"
+done
 if command -v wrk >/dev/null; then
     cat >"$out/post.lua" <<LUA
 wrk.method = "POST"

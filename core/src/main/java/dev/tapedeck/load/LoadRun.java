@@ -1,6 +1,5 @@
 package dev.tapedeck.load;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -8,7 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.ByteBufAllocator;
 import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -28,6 +27,12 @@ import dev.tapedeck.load.client.LoadClient;
  * intended send time, so a late send or a full server shows up in TTFT and end-to-end latency instead of being hidden
  * (coordinated omission); dispatch lateness (write time minus intended time) is reported on its own.
  * <p>
+ * Sends are handed to the client 5 to 10 ms before their time and its event loops send them on time (the dispatcher
+ * wakes once per few milliseconds, and a late wake-up does not make a send late). A closed loop keeps up to 256
+ * pre-built spares in the client: an event loop starts one the moment an exchange ends (its intended time is that
+ * end), without waiting for this thread; the dispatcher tops the spares up, and sends itself (intended time again the
+ * end of the exchange it replaces) only when none was left.
+ * <p>
  * Event loops record into one {@link RunRecorder} each (single writer) and report completions to the dispatcher
  * through a many-to-one queue. The run ends when the plan is sent and answered, or at its limits: then requests still
  * running get {@code drainTimeoutNs} to finish and are cut off as {@code incomplete}.
@@ -36,8 +41,18 @@ public final class LoadRun implements ExchangeListener
 {
     private static final long TICK_NS = 1L << 16;
     private static final long LOOKAHEAD_NS = TimeUnit.MILLISECONDS.toNanos(50);
-    private static final long MAX_PARK_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The dispatcher's longest sleep: it is woken for what needs it at once (stop, completions it acts on). */
+    private static final long MAX_PARK_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long START_LEAD_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    /**
+     * Sends are handed to the client between {@code STAGE_MIN_NS} and {@code STAGE_MAX_NS} before their time (the
+     * dispatcher wakes once per few milliseconds, not once per send); the client's event loop sends them on time.
+     */
+    private static final long STAGE_MAX_NS = TimeUnit.MILLISECONDS.toNanos(10);
+    private static final long STAGE_MIN_NS = STAGE_MAX_NS / 2;
+    private static final int MAX_SPARES = 256;
+    private static final long MAX_SPARE_BYTES = 32L << 20;
+    private static final ByteBufAllocator ALLOCATOR = ByteBufAllocator.DEFAULT;
 
     /** Open loop (the plan's times) or closed loop (a fixed number in flight). */
     public enum Mode
@@ -85,17 +100,30 @@ public final class LoadRun implements ExchangeListener
             this(plan, mode, concurrency, maxRequests, maxSeconds, warmupSeconds, drainTimeoutNs, slo, label, 0);
         }
 
-        private static final int MAX_WARM_CONNECTIONS = 256;
+        private static final int MIN_WARM_CONNECTIONS = 256;
+        private static final int MAX_WARM_CONNECTIONS = 8192;
 
         /**
          * @return connections worth opening before the run: the closed-loop concurrency, or for an open loop the
-         *     plan's size up to 256 (more are opened on demand).
+         *     requests planned in its first second (at least 256, at most 8,192 and the plan's size; more are opened
+         *     on demand). Opening thousands of connections while the first requests are due makes them late and
+         *     can swamp the server.
          */
         public int warmConnections()
         {
+            if (Mode.CLOSED == mode)
+            {
+                return Math.max(1, concurrency);
+            }
             final int planned = 0 == maxRequests ? plan.requests().size() :
                 Math.min(maxRequests, plan.requests().size());
-            return Math.max(1, Mode.CLOSED == mode ? concurrency : Math.min(MAX_WARM_CONNECTIONS, planned));
+            int firstSecond = 0;
+            while (firstSecond < planned && firstSecond < MAX_WARM_CONNECTIONS &&
+                plan.requests().get(firstSecond).offsetNs() < 1_000_000_000L)
+            {
+                firstSecond++;
+            }
+            return Math.max(1, Math.min(planned, Math.max(MIN_WARM_CONNECTIONS, firstSecond)));
         }
     }
 
@@ -113,7 +141,7 @@ public final class LoadRun implements ExchangeListener
         void onProgress(long elapsedNs, long sent, long completed, long failed, long inFlight, long planned);
     }
 
-    private record Completion(int planIndex, long endNs)
+    private record Completion(Exchange exchange, long endNs)
     {
     }
 
@@ -138,7 +166,10 @@ public final class LoadRun implements ExchangeListener
     private volatile boolean draining;
     private long runStartNs;
     private long measuredFromNs;
+    private long stopSendingNs;
     private long sent;
+    private long spares;
+    private long spareBytes;
     private long peakInFlight;
 
     /**
@@ -179,18 +210,17 @@ public final class LoadRun implements ExchangeListener
         final int planned = plan.requests().size();
         runStartNs = System.nanoTime() + START_LEAD_NS;
         measuredFromNs = runStartNs + (long)(settings.warmupSeconds() * 1e9);
-        final long stopSendingNs = settings.maxSeconds() > 0 ? runStartNs + (long)(settings.maxSeconds() * 1e9) :
+        stopSendingNs = settings.maxSeconds() > 0 ? runStartNs + (long)(settings.maxSeconds() * 1e9) :
             Long.MAX_VALUE;
         final Scheduler scheduler = new Scheduler(plan, runStartNs);
         long nextProgressNs = runStartNs + TimeUnit.SECONDS.toNanos(1);
         long[] inFlightSeries = new long[64];
-        int closedNext = 0;
         if (Mode.CLOSED == settings.mode())
         {
             final int initial = Math.max(1, settings.concurrency());
             for (int i = 0; i < initial; i++)
             {
-                scheduler.at(runStartNs + settings.rampUpNs() / initial * i, closedNext++);
+                scheduler.at(runStartNs + settings.rampUpNs() / initial * i, scheduler.closedCounter++);
             }
         }
         final long plannedLimit = plannedWithinLimits(planned);
@@ -200,15 +230,15 @@ public final class LoadRun implements ExchangeListener
         {
             final long nowNs = System.nanoTime();
             drainCompletions(scheduler, sending);
-            closedNext = scheduler.closedNext(closedNext);
             if (sending)
             {
-                if (stopRequested || nowNs - stopSendingNs >= 0 || limitReached() ||
+                if (stopRequested || nowNs - stopSendingNs >= 0 || sentAll() ||
                     (Mode.OPEN == settings.mode() && scheduler.exhausted()))
                 {
                     sending = false;
                     draining = true;
                     sendingEndedNs = nowNs;
+                    spares -= client.withdrawSpares(); // those taken meanwhile are counted as their exchanges end
                 }
                 else
                 {
@@ -216,7 +246,11 @@ public final class LoadRun implements ExchangeListener
                     {
                         scheduler.feed(nowNs + LOOKAHEAD_NS);
                     }
-                    scheduler.poll(nowNs);
+                    scheduler.poll(nowNs + STAGE_MAX_NS);
+                    if (Mode.CLOSED == settings.mode())
+                    {
+                        scheduler.stockSpares();
+                    }
                 }
             }
             if (nowNs - nextProgressNs >= 0)
@@ -250,8 +284,10 @@ public final class LoadRun implements ExchangeListener
                     break;
                 }
             }
-            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, scheduler.nextDeadlineNs() - System.nanoTime())));
+            final long wakeNs = Math.min(scheduler.nextWakeNs(), sending ? stopSendingNs : Long.MAX_VALUE);
+            LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, wakeNs - System.nanoTime())));
         }
+        drainCompletions(scheduler, false);
         final long endNs = System.nanoTime();
         dispatcher = null;
         final RunRecorder total = new RunRecorder();
@@ -282,7 +318,15 @@ public final class LoadRun implements ExchangeListener
         return 0 == settings.maxRequests() ? count : Math.min(count, settings.maxRequests());
     }
 
+    /**
+     * @return true when the request limit is used up by requests sent and spares handed to the client.
+     */
     private boolean limitReached()
+    {
+        return settings.maxRequests() > 0 && sent + spares >= settings.maxRequests();
+    }
+
+    private boolean sentAll()
     {
         return settings.maxRequests() > 0 && sent >= settings.maxRequests();
     }
@@ -302,24 +346,42 @@ public final class LoadRun implements ExchangeListener
         Completion c;
         while (null != (c = completions.poll()))
         {
-            scheduler.onCompleted(c.planIndex(), c.endNs(), sendNext);
+            onCompleted(scheduler, c, sendNext);
         }
         synchronized (overflow)
         {
             while (null != (c = overflow.poll()))
             {
-                scheduler.onCompleted(c.planIndex(), c.endNs(), sendNext);
+                onCompleted(scheduler, c, sendNext);
             }
         }
     }
 
-    private void send(final PlannedRequest request, final long intendedNs)
+    private void onCompleted(final Scheduler scheduler, final Completion c, final boolean sendNext)
     {
-        final byte[] body = bodies.body(request).getBytes(StandardCharsets.UTF_8);
+        final Exchange replacement = c.exchange().replacement();
+        if (null != replacement)
+        {
+            // an event loop started a spare in its place: it is sent now, and in flight instead of the one that ended
+            spares--;
+            spareBytes -= replacement.bodyBytes();
+            sent++;
+            return;
+        }
+        scheduler.onCompleted(c.exchange().planIndex(), c.endNs(), sendNext);
+    }
+
+    private Exchange exchange(final PlannedRequest request, final long intendedNs)
+    {
+        return new Exchange(request.index(), intendedNs, bodies.path(), bodies.body(request, ALLOCATOR),
+            bodies.stream(), request.promptTokens(), this).replaceWhenDone(Mode.CLOSED == settings.mode());
+    }
+
+    private void send(final Exchange exchange)
+    {
         peakInFlight = Math.max(peakInFlight, inFlight.incrementAndGet());
         sent++;
-        client.submit(new Exchange(request.index(), intendedNs, bodies.path(), Unpooled.wrappedBuffer(body),
-            bodies.stream(), request.promptTokens(), this));
+        client.submit(exchange);
     }
 
     @Override
@@ -356,8 +418,11 @@ public final class LoadRun implements ExchangeListener
             r.onFailed(second(endNs), errorKind, measured);
             failed.incrementAndGet();
         }
-        inFlight.decrementAndGet();
-        final Completion completion = new Completion(exchange.planIndex(), endNs);
+        if (null == exchange.replacement())
+        {
+            inFlight.decrementAndGet();
+        }
+        final Completion completion = new Completion(exchange, endNs);
         if (!completions.offer(completion))
         {
             synchronized (overflow)
@@ -365,10 +430,12 @@ public final class LoadRun implements ExchangeListener
                 overflow.add(completion);
             }
         }
-        // wake the dispatcher only when it acts on completions: closed loop, session turns, the drain
+        // wake the dispatcher only when it acts on completions at once: a closed loop without a spare, session turns,
+        // the drain
         final Thread t = dispatcher;
-        if (null != t && (Mode.CLOSED == settings.mode() || draining ||
-            settings.plan().requests().get(exchange.planIndex()).session() >= 0))
+        final boolean closed = Mode.CLOSED == settings.mode();
+        if (null != t && ((closed && null == exchange.replacement()) || draining ||
+            (!closed && settings.plan().requests().get(exchange.planIndex()).session() >= 0)))
         {
             LockSupport.unpark(t);
         }
@@ -397,7 +464,7 @@ public final class LoadRun implements ExchangeListener
         private final long[] sessionLastEndNs;
         private final List<ArrayDeque<PlannedRequest>> sessionWaiting;
         private int cursor;
-        private int closedRequests;
+        private int closedCounter;
 
         Scheduler(final LoadPlan plan, final long startNs)
         {
@@ -454,14 +521,52 @@ public final class LoadRun implements ExchangeListener
         {
             final int index = (int)planIndexByTimer.remove(timerId);
             final long deadlineNs = clock.deadlineNs(timerId);
-            if (limitReached())
+            if (deadlineNs - stopSendingNs >= 0)
             {
                 return true;
             }
-            final PlannedRequest r = Mode.CLOSED == settings.mode() ? closedRequest(index) :
-                plan.requests().get(index);
-            send(r, deadlineNs);
+            if (Mode.CLOSED == settings.mode())
+            {
+                // a spare the event loops did not get to goes first; else a new request if the limit allows
+                final Exchange spare = client.takeSpare();
+                if (null != spare)
+                {
+                    spares--;
+                    spareBytes -= spare.bodyBytes();
+                    spare.intendedNs(deadlineNs);
+                    send(spare);
+                }
+                else if (!limitReached())
+                {
+                    send(exchange(closedRequest(index), deadlineNs));
+                }
+                return true;
+            }
+            if (!limitReached())
+            {
+                send(exchange(plan.requests().get(index), deadlineNs));
+            }
             return true;
+        }
+
+        /**
+         * Closed loop: hand pre-built requests to the client until it holds {@link #MAX_SPARES} (or 32 MiB of bodies,
+         * or the request limit is covered).
+         */
+        void stockSpares()
+        {
+            while (spares < MAX_SPARES && spareBytes < MAX_SPARE_BYTES && !limitReached())
+            {
+                final Exchange spare = exchange(closedRequest(closedCounter), 0);
+                if (!client.addSpare(spare))
+                {
+                    spare.release();
+                    return;
+                }
+                closedCounter++;
+                spares++;
+                spareBytes += spare.bodyBytes();
+            }
         }
 
         private PlannedRequest closedRequest(final int counter)
@@ -477,7 +582,7 @@ public final class LoadRun implements ExchangeListener
             {
                 if (sendNextClosed)
                 {
-                    closedRequests++;
+                    at(endNs, closedCounter++); // no spare was left: the next request is due when this one ended
                 }
                 return;
             }
@@ -498,20 +603,6 @@ public final class LoadRun implements ExchangeListener
             at(Math.max(startNs + nextTurn.offsetNs(), endNs + nextTurn.thinkNs()), nextTurn.index());
         }
 
-        /**
-         * Closed loop: schedule one new request for every completion seen since the last call.
-         */
-        int closedNext(final int next)
-        {
-            int n = next;
-            while (closedRequests > 0)
-            {
-                closedRequests--;
-                at(System.nanoTime(), n++);
-            }
-            return n;
-        }
-
         boolean exhausted()
         {
             if (cursor < plan.requests().size() || clock.timerCount() > 0)
@@ -528,12 +619,17 @@ public final class LoadRun implements ExchangeListener
             return true;
         }
 
-        long nextDeadlineNs()
+        /**
+         * @return when the dispatcher has work next: staging the earliest send, or feeding the wheel.
+         */
+        long nextWakeNs()
         {
             final List<PlannedRequest> requests = plan.requests();
             final long nextFeedNs = Mode.OPEN == settings.mode() && cursor < requests.size() ?
-                startNs + requests.get(cursor).offsetNs() - LOOKAHEAD_NS : Long.MAX_VALUE;
-            return Math.min(clock.earliestDeadlineNs(), nextFeedNs);
+                startNs + requests.get(cursor).offsetNs() - LOOKAHEAD_NS / 2 : Long.MAX_VALUE;
+            final long earliestNs = clock.earliestDeadlineNs();
+            return Math.min(StepClock.NO_DEADLINE == earliestNs ? earliestNs : earliestNs - STAGE_MIN_NS,
+                nextFeedNs);
         }
     }
 }

@@ -1,5 +1,9 @@
 package dev.tapedeck.load;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+
 /**
  * JSON bodies of OpenAI requests for a planned request: {@code /v1/completions} (text or token-id prompt) or
  * {@code /v1/chat/completions} (one user message), streaming with {@code stream_options.include_usage} so the server
@@ -73,6 +77,27 @@ public final class RequestBodies
      */
     public String body(final PlannedRequest request)
     {
+        return build(request).toString();
+    }
+
+    /**
+     * The body as UTF-8 in a buffer of {@code allocator} (no intermediate string or byte array).
+     *
+     * @param request the planned request.
+     * @param allocator where the buffer comes from (the caller releases it, or hands it on).
+     * @return its JSON body.
+     */
+    public ByteBuf body(final PlannedRequest request, final ByteBufAllocator allocator)
+    {
+        final CharSequence json = build(request);
+        final int length = ByteBufUtil.utf8Bytes(json);
+        final ByteBuf buffer = allocator.buffer(length);
+        ByteBufUtil.reserveAndWriteUtf8(buffer, json, length);
+        return buffer;
+    }
+
+    private StringBuilder build(final PlannedRequest request)
+    {
         body.setLength(0);
         body.append("{\"model\":");
         appendJsonString(model);
@@ -107,7 +132,7 @@ public final class RequestBodies
             body.append(continuousUsage ? ",\"continuous_usage_stats\":true}" : "}");
         }
         body.append('}');
-        return body.toString();
+        return body;
     }
 
     /**

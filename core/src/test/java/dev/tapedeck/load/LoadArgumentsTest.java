@@ -71,5 +71,9 @@ class LoadArgumentsTest
         assertUsageError("--concurrency", "--url", URL, "--concurrency", "0", "--max-requests", "5");
         assertUsageError("--arrivals", "--url", URL, "--rate", "5", "--duration", "1s", "--arrivals", "bursty");
         assertUsageError("token count", "--url", URL, "--rate", "5", "--duration", "1s", "--prompt-tokens", "x");
+        assertUsageError("--header", "--url", URL, "--model", "m", "--concurrency", "1", "--max-requests", "1",
+            "--header", "bad name:x");
+        assertUsageError("--header", "--url", URL, "--model", "m", "--concurrency", "1", "--max-requests", "1",
+            "--header", "x-ok:line\rbreak");
     }
 }

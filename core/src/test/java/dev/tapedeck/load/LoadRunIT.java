@@ -115,4 +115,24 @@ class LoadRunIT
             assertEquals(0, r.itlNs.getTotalCount(), "non-streaming responses have no token gaps");
         }
     }
+
+    @Test
+    void shouldCountOnlyTheSparesAClosedLoopSentWhenItStopsOnTime() throws Exception
+    {
+        final LoadPlan plan = LoadPlan.pool(16, LengthDistribution.parse("20"), LengthDistribution.parse("3"), 1);
+        // 10 ms steps: each request takes about 30 ms, so 8 in flight finish about 130 requests in half a second;
+        // most replacements are spares the event loop starts at once, and those never used must not count as sent
+        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+            new StepCoefficients("steady", 10_000, 0, 0, 0, 0, "test")))))
+        {
+            final RunResult result = run(server, new LoadRun.Settings(plan, LoadRun.Mode.CLOSED, 8, 0, 0.5, 0,
+                TimeUnit.SECONDS.toNanos(30), Slo.NONE, "seconds"), true, RequestBodies.Endpoint.COMPLETIONS);
+            final RunRecorder r = result.recorder();
+            assertEquals(0, r.failed, r.errors.toString());
+            assertTrue(r.completed > 40, "kept 8 in flight for half a second: " + r.completed);
+            assertEquals(result.sent(), r.completed, "every request sent completed, no spare counted twice or lost");
+            assertEquals(8, r.peakInFlight, "the concurrency, never more");
+            assertEquals(r.completed, r.dispatchLatenessNs.getTotalCount(), "every send's lateness is recorded");
+        }
+    }
 }

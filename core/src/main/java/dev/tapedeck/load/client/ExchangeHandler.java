@@ -1,18 +1,17 @@
 package dev.tapedeck.load.client;
 
 import java.io.IOException;
-import java.util.concurrent.TimeUnit;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.util.concurrent.ScheduledFuture;
 
 /**
  * The client side of one keep-alive connection: runs one exchange at a time, reads its response (SSE events line by
@@ -28,25 +27,24 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
 
     private final Lane lane;
-    private final long timeoutNs;
     private ChannelHandlerContext ctx;
+    private ChannelHandlerContext codec;
     private Exchange exchange;
-    private ScheduledFuture<?> timeout;
     private ByteBuf pending;
     private int status;
     private boolean keepAlive;
     private boolean sse;
 
-    ExchangeHandler(final Lane lane, final long timeoutNs)
+    ExchangeHandler(final Lane lane)
     {
         this.lane = lane;
-        this.timeoutNs = timeoutNs;
     }
 
     @Override
     public void handlerAdded(final ChannelHandlerContext context)
     {
         ctx = context;
+        codec = context.pipeline().context(HttpClientCodec.class);
         pending = context.alloc().heapBuffer(1024);
     }
 
@@ -65,17 +63,15 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         status = 0;
         sse = false;
         pending.clear();
-        timeout = ctx.executor().schedule(this::onTimeout, timeoutNs, TimeUnit.NANOSECONDS);
         final long writtenNs = System.nanoTime();
         next.writtenNs = writtenNs;
+        next.handler = this;
+        lane.timeouts().add(next);
         next.listener.onWritten(next, writtenNs);
-        ctx.writeAndFlush(lane.request(next)).addListener(f ->
-        {
-            if (!f.isSuccess())
-            {
-                fail(errorKind(f.cause()));
-            }
-        });
+        // the request as raw bytes below the codec (its encoder would build a request object and a header map per
+        // request); its decoder still reads the response. A failed write reaches exceptionCaught.
+        codec.write(lane.head(next, ctx.alloc()), codec.voidPromise());
+        codec.writeAndFlush(next.body, codec.voidPromise());
     }
 
     boolean isIdle()
@@ -284,12 +280,22 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         finish(null, keepAlive);
     }
 
-    private void onTimeout()
+    /**
+     * The exchange ran past the request timeout (from {@link ExchangeTimeouts}).
+     */
+    void onTimeout(final Exchange timedOut)
     {
-        if (null != exchange)
+        if (timedOut == exchange)
         {
             fail("timeout");
         }
+    }
+
+    @Override
+    public void channelReadComplete(final ChannelHandlerContext context)
+    {
+        context.fireChannelReadComplete();
+        lane.startDue(); // sends due while the loop works through a burst of reads go now, not after the burst
     }
 
     @Override
@@ -328,14 +334,20 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     {
         final Exchange ended = exchange;
         exchange = null;
-        if (null != timeout)
-        {
-            timeout.cancel(false);
-            timeout = null;
-        }
+        lane.timeouts().remove(ended);
         pending.clear();
         ended.finished = true;
-        ended.listener.onFinished(ended, System.nanoTime(), errorKind);
+        final long endNs = System.nanoTime();
+        final Exchange replacement = ended.replaceWhenDone ? lane.takeSpare() : null;
+        ended.replacement = replacement;
+        if (null != replacement)
+        {
+            // closed loop: the next request is due now and goes at the end of this read, on this connection if it
+            // stays open
+            replacement.intendedNs = endNs;
+            lane.startSoon(replacement);
+        }
+        ended.listener.onFinished(ended, endNs, errorKind);
         if (reuse && ctx.channel().isActive())
         {
             lane.release(this);

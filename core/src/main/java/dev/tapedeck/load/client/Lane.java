@@ -1,30 +1,57 @@
 package dev.tapedeck.load.client;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.DefaultFullHttpRequest;
-import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 /**
  * One client event loop and its keep-alive connections: exchanges submitted to the lane run on idle connections
- * (most recently used first) or on new ones. Everything but {@link #submit} runs on the lane's event loop.
+ * (most recently used first) or on new ones, each at its intended send time (or at once when that has passed).
+ * <p>
+ * Sends overtake reads: {@link #submit} puts the exchange on a lock-free queue and wakes the loop with one task only
+ * when no wake-up is pending; besides that task, the read path ({@link #startDue}, called after every channel's read)
+ * takes the queue and starts what is due, so a send waits behind at most one connection's read, not behind a whole
+ * burst of readable connections (Netty runs its tasks only after every ready channel was read). Exchanges handed
+ * over before their time wait in a heap on the loop and a loop timer (or an earlier read) starts them.
+ * <p>
+ * Closed loops keep spares in the client: when an exchange marked {@link Exchange#replaceWhenDone} ends, the loop
+ * takes one and starts it in its place at the end of the same read, with no thread in between.
+ * <p>
+ * Everything but {@link #submit} runs on the lane's event loop.
  */
 final class Lane
 {
+    private static final int HANDED_CAPACITY = 1 << 16;
+    private static final int CRLF_CRLF = 0x0D0A0D0A;
+
+    private final ManyToOneConcurrentArrayQueue<Exchange> handed =
+        new ManyToOneConcurrentArrayQueue<>(HANDED_CAPACITY);
+    private final ManyToManyConcurrentArrayQueue<Exchange> spares;
+    private final AtomicBoolean signalled = new AtomicBoolean();
+    private final Runnable onSignal = this::onSignal;
+    private final Runnable onDueTimer = this::onDueTimer;
+    private final DueExchanges due = new DueExchanges();
+    private final ExchangeTimeouts timeouts;
     private final EventLoop loop;
     private final Bootstrap bootstrap;
     private final InetSocketAddress address;
@@ -35,31 +62,134 @@ final class Lane
     private int connections;
     private boolean closing;
     private byte[] scratch = new byte[4096];
+    private ScheduledFuture<?> dueTimer;
+    private long dueTimerNs;
+    private byte[] headPrefix;
+    private String headPath;
+    private boolean headStream;
 
     Lane(final EventLoop loop, final Bootstrap template, final InetSocketAddress address, final String hostHeader,
-        final Map<String, String> headers, final long timeoutNs)
+        final Map<String, String> headers, final long timeoutNs, final ManyToManyConcurrentArrayQueue<Exchange> spares)
     {
+        this.spares = spares;
         this.loop = loop;
+        this.timeouts = new ExchangeTimeouts(loop, timeoutNs);
         this.address = address;
         this.hostHeader = hostHeader;
         this.headers = headers;
+        try
+        {
+            headPrefix("/", true); // a header name or value HTTP does not allow fails here, not on every request
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new IllegalArgumentException("--header: " + e.getMessage(), e);
+        }
         this.bootstrap = template.clone(loop).handler(new ChannelInitializer<SocketChannel>()
         {
             @Override
             protected void initChannel(final SocketChannel channel)
             {
                 channel.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 1 << 20),
-                    new ExchangeHandler(Lane.this, timeoutNs));
+                    new ExchangeHandler(Lane.this));
             }
         });
     }
 
     /**
-     * Run an exchange on this lane (any thread).
+     * Run an exchange on this lane at its intended send time (any thread).
      */
     void submit(final Exchange exchange)
     {
-        loop.execute(() -> start(exchange));
+        if (!handed.offer(exchange))
+        {
+            loop.execute(() -> // the queue is full: the loop's own task queue takes the overflow
+            {
+                due.add(exchange);
+                startDue();
+            });
+            return;
+        }
+        signal();
+    }
+
+    private void signal()
+    {
+        // a full fence after the offer: either the pending wake-up task sees the exchange or we post a new one
+        if (!signalled.getAndSet(true))
+        {
+            loop.execute(onSignal);
+        }
+    }
+
+    /**
+     * An exchange marked {@link Exchange#replaceWhenDone} ended: take a spare to run in its place (the loop).
+     *
+     * @return the spare, or null when there is none (or the lane is closing).
+     */
+    Exchange takeSpare()
+    {
+        return closing ? null : spares.poll();
+    }
+
+    /**
+     * Start an exchange as soon as the loop is free: at the end of the current read, or from a task (the loop).
+     */
+    void startSoon(final Exchange exchange)
+    {
+        due.add(exchange);
+        signal();
+    }
+
+    private void onSignal()
+    {
+        signalled.set(false);
+        startDue();
+    }
+
+    private void onDueTimer()
+    {
+        dueTimer = null;
+        startDue();
+    }
+
+    /**
+     * Take the exchanges handed over, start those that are due, and arm a loop timer for the next (the lane's loop;
+     * also called from the read path, so it returns at once when nothing waits).
+     */
+    void startDue()
+    {
+        if (0 == due.size() && null == handed.peek())
+        {
+            return;
+        }
+        Exchange exchange;
+        while (null != (exchange = handed.poll()))
+        {
+            due.add(exchange);
+        }
+        if (closing)
+        {
+            while (null != (exchange = due.poll()))
+            {
+                start(exchange);
+            }
+            return;
+        }
+        while (null != (exchange = due.pollDue(System.nanoTime())))
+        {
+            start(exchange);
+        }
+        final long nextNs = due.earliestNs();
+        if (DueExchanges.NONE != nextNs && (null == dueTimer || nextNs - dueTimerNs < 0))
+        {
+            if (null != dueTimer)
+            {
+                dueTimer.cancel(false);
+            }
+            dueTimerNs = nextNs;
+            dueTimer = loop.schedule(onDueTimer, Math.max(0, nextNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
     }
 
     private void start(final Exchange exchange)
@@ -136,20 +266,51 @@ final class Lane
         });
     }
 
-    FullHttpRequest request(final Exchange exchange)
+    /**
+     * The request line and headers of an exchange, up to and including the blank line, in a buffer of
+     * {@code allocator}: the fixed part is encoded once per path and kind, then only the content length is written.
+     */
+    ByteBuf head(final Exchange exchange, final ByteBufAllocator allocator)
     {
-        final FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST,
-            exchange.path, exchange.body);
-        final HttpHeaders h = request.headers();
+        if (!exchange.path.equals(headPath) || exchange.stream != headStream)
+        {
+            headPrefix = headPrefix(exchange.path, exchange.stream);
+            headPath = exchange.path;
+            headStream = exchange.stream;
+        }
+        final ByteBuf head = allocator.buffer(headPrefix.length + 24);
+        head.writeBytes(headPrefix);
+        final int length = exchange.bodyBytes;
+        int digits = 1;
+        for (int rest = length / 10; rest > 0; rest /= 10)
+        {
+            digits++;
+        }
+        final int at = head.writerIndex();
+        for (int i = digits - 1, rest = length; i >= 0; i--, rest /= 10)
+        {
+            head.setByte(at + i, '0' + rest % 10);
+        }
+        head.writerIndex(at + digits);
+        head.writeInt(CRLF_CRLF);
+        return head;
+    }
+
+    private byte[] headPrefix(final String path, final boolean stream)
+    {
+        final HttpHeaders h = DefaultHttpHeadersFactory.headersFactory().newHeaders();
         h.set(HttpHeaderNames.HOST, hostHeader);
         h.set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
-        h.setInt(HttpHeaderNames.CONTENT_LENGTH, exchange.body.readableBytes());
-        if (exchange.stream)
+        if (stream)
         {
             h.set(HttpHeaderNames.ACCEPT, "text/event-stream");
         }
         headers.forEach(h::set);
-        return request;
+        h.remove(HttpHeaderNames.CONTENT_LENGTH);
+        final StringBuilder text = new StringBuilder(256).append("POST ").append(path).append(" HTTP/1.1\r\n");
+        h.forEach(e -> text.append(e.getKey()).append(": ").append(e.getValue()).append("\r\n"));
+        return text.append(HttpHeaderNames.CONTENT_LENGTH).append(": ").toString()
+            .getBytes(StandardCharsets.ISO_8859_1);
     }
 
     void release(final ExchangeHandler handler)
@@ -189,6 +350,7 @@ final class Lane
         loop.execute(() ->
         {
             closing = true;
+            startDue(); // exchanges waiting for their time end as incomplete
             idle.clear();
             for (final ExchangeHandler handler : java.util.List.copyOf(open))
             {
@@ -212,5 +374,10 @@ final class Lane
     EventLoop loop()
     {
         return loop;
+    }
+
+    ExchangeTimeouts timeouts()
+    {
+        return timeouts;
     }
 }

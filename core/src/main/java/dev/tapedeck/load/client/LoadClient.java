@@ -14,6 +14,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 
 import dev.tapedeck.net.Transport;
 
@@ -22,14 +23,18 @@ import dev.tapedeck.net.Transport;
  * connections, running streaming and non-streaming OpenAI requests ({@link Exchange}) and timing every token-bearing
  * event. A connection carries one exchange at a time (no pipelining), so N concurrent streams use N connections.
  * <p>
- * {@link #submit} is thread safe (exchanges are spread over the lanes round robin, so over several servers in
- * turn); everything else about an exchange happens on its lane's event loop.
+ * {@link #submit} and the spare methods are thread safe (exchanges are spread over the lanes round robin, so over
+ * several servers in turn; a spare runs on the lane of the exchange it replaces); everything else about an exchange
+ * happens on its lane's event loop.
  */
 public final class LoadClient implements AutoCloseable
 {
+    private static final int MAX_SPARES = 4096;
+
     private final EventLoopGroup group;
     private final List<Lane> lanes = new ArrayList<>();
     private final AtomicInteger next = new AtomicInteger();
+    private final ManyToManyConcurrentArrayQueue<Exchange> spares = new ManyToManyConcurrentArrayQueue<>(MAX_SPARES);
 
     /**
      * One server.
@@ -83,19 +88,74 @@ public final class LoadClient implements AutoCloseable
             }
             final int port = -1 == baseUrl.getPort() ? 80 : baseUrl.getPort();
             final String hostHeader = baseUrl.getHost() + (-1 == baseUrl.getPort() ? "" : ":" + port);
-            lanes.add(new Lane(loops.get((i / baseUrls.size()) % threads), template,
-                new InetSocketAddress(baseUrl.getHost(), port), hostHeader, fixed, timeoutNs));
+            try
+            {
+                lanes.add(new Lane(loops.get((i / baseUrls.size()) % threads), template,
+                    new InetSocketAddress(baseUrl.getHost(), port), hostHeader, fixed, timeoutNs, spares));
+            }
+            catch (final IllegalArgumentException e)
+            {
+                group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+                throw e;
+            }
         }
     }
 
     /**
-     * Send an exchange (any thread).
+     * Send an exchange at its intended time, or at once when that has passed (any thread). Handing exchanges over a
+     * few milliseconds early lets the event loop send them on time however late the calling thread gets to run.
      *
      * @param exchange the exchange.
      */
     public void submit(final Exchange exchange)
     {
-        lanes.get(Math.floorMod(next.getAndIncrement(), lanes.size())).submit(exchange);
+        nextLane().submit(exchange);
+    }
+
+    /**
+     * Keep a spare exchange for a closed loop (any thread): the next exchange marked
+     * {@link Exchange#replaceWhenDone} that ends is replaced by it at once, on the event loop that ran it (so on the
+     * same server), with no hop through the caller's thread.
+     *
+     * @param spare the spare (its intended time is set when it starts).
+     * @return false when the client holds as many spares as it can (the spare was not taken).
+     */
+    public boolean addSpare(final Exchange spare)
+    {
+        return spares.offer(spare);
+    }
+
+    /**
+     * Take a spare back to send it some other way (any thread).
+     *
+     * @return a spare no event loop took, or null.
+     */
+    public Exchange takeSpare()
+    {
+        return spares.poll();
+    }
+
+    /**
+     * Drop every spare not used yet (any thread): exchanges that end afterwards are not replaced (until spares are
+     * added again).
+     *
+     * @return spares dropped (never sent).
+     */
+    public int withdrawSpares()
+    {
+        int dropped = 0;
+        Exchange spare;
+        while (null != (spare = spares.poll()))
+        {
+            spare.release();
+            dropped++;
+        }
+        return dropped;
+    }
+
+    private Lane nextLane()
+    {
+        return lanes.get(Math.floorMod(next.getAndIncrement(), lanes.size()));
     }
 
     /**
@@ -126,6 +186,7 @@ public final class LoadClient implements AutoCloseable
     @Override
     public void close()
     {
+        withdrawSpares();
         abortAll();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
