@@ -5,11 +5,13 @@ import java.nio.charset.StandardCharsets;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
 
 import dev.tapedeck.engine.FinishReason;
 
@@ -26,11 +28,7 @@ import dev.tapedeck.engine.FinishReason;
  */
 final class HttpStream
 {
-    private static final byte[] SSE_HEAD = JsonBytes.ascii("HTTP/1.1 200 OK\r\n" +
-        "content-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n");
-    private static final byte[] SSE_HEAD_CLOSE = JsonBytes.ascii("connection: close\r\n");
     private static final byte[] CRLF = JsonBytes.ascii("\r\n");
-    private static final byte[] LAST_CHUNK = JsonBytes.ascii("0\r\n\r\n");
     private static final int FRAME_HEADER_RESERVE = 10;
     private static final byte[] HEX = JsonBytes.ascii("0123456789abcdef");
 
@@ -100,18 +98,20 @@ final class HttpStream
     }
 
     /**
-     * Send the status line and headers of an SSE response right away (vLLM commits 200 before the first token).
+     * Send the status line and headers of an SSE response right away (vLLM commits 200 before the first token). The
+     * head and the last chunk go through the HTTP codec, which pairs each response with its request (it refuses a
+     * connection's 129th request otherwise); the chunks in between are framed here and bypass it.
      */
     void writeHead()
     {
-        final ByteBuf head = ctx.alloc().buffer(160);
-        head.writeBytes(SSE_HEAD);
+        final DefaultHttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        head.headers().add(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
+            .add(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
         if (!keepAlive)
         {
-            head.writeBytes(SSE_HEAD_CLOSE);
+            head.headers().add(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
-        head.writeBytes(CRLF);
-        wireCtx.writeAndFlush(head, wireCtx.voidPromise());
+        ctx.writeAndFlush(head, ctx.voidPromise());
     }
 
     /**
@@ -238,9 +238,7 @@ final class HttpStream
         }
         if (finishedAll)
         {
-            final ByteBuf last = ctx.alloc().buffer(LAST_CHUNK.length);
-            last.writeBytes(LAST_CHUNK);
-            wireCtx.write(last, wireCtx.voidPromise());
+            ctx.write(LastHttpContent.EMPTY_LAST_CONTENT, ctx.voidPromise());
         }
         wireCtx.flush();
         onWritten();
