@@ -99,6 +99,30 @@ class LoadRunIT
     }
 
     @Test
+    void shouldRunAgainOnTheSameClientAfterADrainTimeoutAbort() throws Exception
+    {
+        // the sweep case: point 1 is cut short by its drain timeout, point 2 must still run on the same client
+        final LoadPlan slowPlan = LoadPlan.pool(4, LengthDistribution.parse("20"), LengthDistribution.parse("200"), 1);
+        final LoadPlan quickPlan = LoadPlan.pool(8, LengthDistribution.parse("20"), LengthDistribution.parse("2"), 2);
+        // 20 ms steps: 200 tokens take 4 s, far beyond the first run's 200 ms drain
+        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+            new StepCoefficients("slow", 20_000, 0, 0, 0, 0, "test"))));
+            LoadClient client = new LoadClient(URI.create("http://127.0.0.1:" + server.ports.get(0)), 1, Map.of(),
+                TimeUnit.SECONDS.toNanos(30), Transport.select("auto")))
+        {
+            final RequestBodies bodies = new RequestBodies(RequestBodies.Endpoint.COMPLETIONS, TestServer.MODEL, true,
+                true, false, true, new PromptFactory(PromptWords.of(TestServer.tokenizer()), 7, 0, false));
+            final RunRecorder aborted = new LoadRun(new LoadRun.Settings(slowPlan, LoadRun.Mode.CLOSED, 4, 4, 0, 0,
+                TimeUnit.MILLISECONDS.toNanos(200), Slo.NONE, "cut"), client, bodies).run(null).recorder();
+            assertEquals(4, aborted.failed, "the drain timeout aborts the four long requests");
+            final RunRecorder next = new LoadRun(new LoadRun.Settings(quickPlan, LoadRun.Mode.CLOSED, 4, 8, 0, 0,
+                TimeUnit.SECONDS.toNanos(30), Slo.NONE, "next"), client, bodies).run(null).recorder();
+            assertEquals(8, next.completed, "the client takes requests again: " + next.errors);
+            assertEquals(0, next.failed);
+        }
+    }
+
+    @Test
     void shouldKeepTheConcurrencyInClosedLoop() throws Exception
     {
         final LoadPlan plan = LoadPlan.pool(64, LengthDistribution.parse("20..60"), LengthDistribution.parse("5"), 1);

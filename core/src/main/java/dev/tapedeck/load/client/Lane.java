@@ -343,9 +343,12 @@ final class Lane
     }
 
     /**
-     * Stop taking exchanges and close every connection; running exchanges end as {@code incomplete}.
+     * Close every connection; running exchanges and those waiting for their time end as {@code incomplete}.
+     *
+     * @param reopen true to take exchanges again afterwards (a drain-timeout abort between two runs of one client),
+     *     false to stay closed (the client is closing).
      */
-    void closeAll()
+    void closeAll(final boolean reopen)
     {
         loop.execute(() ->
         {
@@ -356,6 +359,7 @@ final class Lane
             {
                 handler.close();
             }
+            closing = !reopen;
         });
     }
 

@@ -176,18 +176,19 @@ public final class LoadClient implements AutoCloseable
     }
 
     /**
-     * Close every connection; exchanges still running end as {@code incomplete}.
+     * Close every connection; exchanges still running end as {@code incomplete}. The client stays usable: the next
+     * run (the next point of a sweep) opens new connections.
      */
     public void abortAll()
     {
-        lanes.forEach(Lane::closeAll);
+        lanes.forEach(lane -> lane.closeAll(true));
     }
 
     @Override
     public void close()
     {
         withdrawSpares();
-        abortAll();
+        lanes.forEach(lane -> lane.closeAll(false));
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 }
