@@ -2,6 +2,8 @@ package dev.tapedeck.http;
 
 import io.netty.buffer.ByteBuf;
 
+import dev.tapedeck.net.JsonBytes;
+
 /**
  * Writes non-streaming chat and completion bodies in vLLM's shape (every field present, nulls included), e.g.
  * <pre>

@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 
 import dev.tapedeck.engine.FinishReason;
+import dev.tapedeck.net.JsonBytes;
 
 /**
  * One HTTP response in progress: a chat or completions request with its choices (n per prompt), streaming as SSE or

@@ -3,6 +3,7 @@ package dev.tapedeck.http;
 import io.netty.buffer.ByteBuf;
 
 import dev.tapedeck.engine.FinishReason;
+import dev.tapedeck.net.JsonBytes;
 
 /**
  * Byte templates and writers for vLLM's streaming chunks, written straight into a {@link ByteBuf} (no strings, no

@@ -24,6 +24,8 @@ import io.netty.util.concurrent.ScheduledFuture;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
+import dev.tapedeck.net.JsonBytes;
+
 /**
  * One client event loop and its keep-alive connections: exchanges submitted to the lane run on idle connections
  * (most recently used first) or on new ones, each at its intended send time (or at once when that has passed).
@@ -280,18 +282,7 @@ final class Lane
         }
         final ByteBuf head = allocator.buffer(headPrefix.length + 24);
         head.writeBytes(headPrefix);
-        final int length = exchange.bodyBytes;
-        int digits = 1;
-        for (int rest = length / 10; rest > 0; rest /= 10)
-        {
-            digits++;
-        }
-        final int at = head.writerIndex();
-        for (int i = digits - 1, rest = length; i >= 0; i--, rest /= 10)
-        {
-            head.setByte(at + i, '0' + rest % 10);
-        }
-        head.writerIndex(at + digits);
+        JsonBytes.writeLong(head, exchange.bodyBytes);
         head.writeInt(CRLF_CRLF);
         return head;
     }

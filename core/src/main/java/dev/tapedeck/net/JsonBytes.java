@@ -1,4 +1,4 @@
-package dev.tapedeck.http;
+package dev.tapedeck.net;
 
 import java.nio.charset.StandardCharsets;
 
@@ -8,9 +8,10 @@ import io.netty.buffer.ByteBuf;
  * Writes JSON fragments straight into a {@link ByteBuf}: escaped string content and ASCII numbers, with no
  * intermediate strings. Escaping follows Python's pydantic/serde JSON output as vLLM sends it: {@code "} and
  * {@code \} escaped, control characters as {@code \n \r \t \b \f} or {@code \}{@code u00XX}, everything else (non-ASCII
- * included) raw UTF-8. Stateless; allocation-free for byte input.
+ * included) raw UTF-8. Used by the server's responses and the load client's request heads. Stateless; thread safe;
+ * allocation-free for byte input.
  */
-final class JsonBytes
+public final class JsonBytes
 {
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
@@ -20,8 +21,13 @@ final class JsonBytes
 
     /**
      * Escape {@code length} bytes of UTF-8 text from {@code src} into {@code out}.
+     *
+     * @param out where to write.
+     * @param src the text's bytes.
+     * @param offset first byte.
+     * @param length bytes to escape.
      */
-    static void writeEscaped(final ByteBuf out, final byte[] src, final int offset, final int length)
+    public static void writeEscaped(final ByteBuf out, final byte[] src, final int offset, final int length)
     {
         int runStart = offset;
         final int end = offset + length;
@@ -77,8 +83,11 @@ final class JsonBytes
 
     /**
      * Escape a Java string (control paths: ids, stop strings, error messages).
+     *
+     * @param out where to write.
+     * @param text the text.
      */
-    static void writeEscaped(final ByteBuf out, final String text)
+    public static void writeEscaped(final ByteBuf out, final String text)
     {
         final byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         writeEscaped(out, bytes, 0, bytes.length);
@@ -86,8 +95,11 @@ final class JsonBytes
 
     /**
      * Write a JSON string literal of a Java string (quotes included).
+     *
+     * @param out where to write.
+     * @param text the text.
      */
-    static void writeString(final ByteBuf out, final String text)
+    public static void writeString(final ByteBuf out, final String text)
     {
         out.writeByte('"');
         writeEscaped(out, text);
@@ -96,8 +108,11 @@ final class JsonBytes
 
     /**
      * Write a non-negative or negative long as ASCII decimal digits, without allocating.
+     *
+     * @param out where to write.
+     * @param value the number.
      */
-    static void writeLong(final ByteBuf out, final long value)
+    public static void writeLong(final ByteBuf out, final long value)
     {
         if (value < 0)
         {
@@ -130,7 +145,11 @@ final class JsonBytes
         }
     }
 
-    static byte[] ascii(final String text)
+    /**
+     * @param text a constant.
+     * @return its UTF-8 bytes.
+     */
+    public static byte[] ascii(final String text)
     {
         return text.getBytes(StandardCharsets.UTF_8);
     }
