@@ -1,38 +1,25 @@
 package dev.tapedeck.load.client;
 
-import java.util.Arrays;
+import java.util.Comparator;
+import java.util.PriorityQueue;
 
 /**
- * Exchanges handed to a lane ahead of their send time, ordered by intended send time: a binary min-heap on an array
- * that grows when full and otherwise allocates nothing. Confined to the lane's event loop.
+ * Exchanges handed to a lane ahead of their send time, ordered by intended send time (a {@link PriorityQueue}, which
+ * allocates nothing per add or poll once grown). Confined to the lane's event loop.
  */
 final class DueExchanges
 {
     /** {@link #earliestNs()} when empty. */
     static final long NONE = Long.MAX_VALUE;
 
-    private Exchange[] heap = new Exchange[64];
-    private int size;
+    /** By intended send time, compared as {@code System.nanoTime()} values are (by difference). */
+    private static final Comparator<Exchange> BY_INTENDED_NS = (a, b) -> Long.signum(a.intendedNs - b.intendedNs);
+
+    private final PriorityQueue<Exchange> queue = new PriorityQueue<>(64, BY_INTENDED_NS);
 
     void add(final Exchange exchange)
     {
-        if (size == heap.length)
-        {
-            heap = Arrays.copyOf(heap, size * 2);
-        }
-        int i = size++;
-        final long keyNs = exchange.intendedNs;
-        while (i > 0)
-        {
-            final int parent = (i - 1) >>> 1;
-            if (heap[parent].intendedNs - keyNs <= 0)
-            {
-                break;
-            }
-            heap[i] = heap[parent];
-            i = parent;
-        }
-        heap[i] = exchange;
+        queue.add(exchange);
     }
 
     /**
@@ -40,7 +27,8 @@ final class DueExchanges
      */
     long earliestNs()
     {
-        return 0 == size ? NONE : heap[0].intendedNs;
+        final Exchange first = queue.peek();
+        return null == first ? NONE : first.intendedNs;
     }
 
     /**
@@ -49,11 +37,8 @@ final class DueExchanges
      */
     Exchange pollDue(final long nowNs)
     {
-        if (0 == size || heap[0].intendedNs - nowNs > 0)
-        {
-            return null;
-        }
-        return removeFirst();
+        final Exchange first = queue.peek();
+        return null == first || first.intendedNs - nowNs > 0 ? null : queue.poll();
     }
 
     /**
@@ -61,43 +46,11 @@ final class DueExchanges
      */
     Exchange poll()
     {
-        return 0 == size ? null : removeFirst();
+        return queue.poll();
     }
 
     int size()
     {
-        return size;
-    }
-
-    private Exchange removeFirst()
-    {
-        final Exchange first = heap[0];
-        final Exchange last = heap[--size];
-        heap[size] = null;
-        if (size > 0)
-        {
-            int i = 0;
-            final long keyNs = last.intendedNs;
-            while (true)
-            {
-                int child = 2 * i + 1;
-                if (child >= size)
-                {
-                    break;
-                }
-                if (child + 1 < size && heap[child + 1].intendedNs - heap[child].intendedNs < 0)
-                {
-                    child++;
-                }
-                if (keyNs - heap[child].intendedNs <= 0)
-                {
-                    break;
-                }
-                heap[i] = heap[child];
-                i = child;
-            }
-            heap[i] = last;
-        }
-        return first;
+        return queue.size();
     }
 }
