@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
-import io.netty.util.ResourceLeakDetector;
+import dev.tapedeck.testing.LeakDetectionOff;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -37,16 +37,7 @@ class SteadyStateAllocationIT
     @Test
     void shouldAllocateAlmostNothingPerStreamedToken() throws Exception
     {
-        final ResourceLeakDetector.Level level = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
-        try
-        {
-            measure();
-        }
-        finally
-        {
-            ResourceLeakDetector.setLevel(level);
-        }
+        LeakDetectionOff.during(this::measure);
     }
 
     private void measure() throws Exception

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
-import io.netty.util.ResourceLeakDetector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -16,6 +15,7 @@ import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.load.client.LoadClient;
 import dev.tapedeck.net.Transport;
+import dev.tapedeck.testing.LeakDetectionOff;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,16 +43,7 @@ class LoadAllocationIT
     @Test
     void shouldAllocateLittlePerRequest() throws Exception
     {
-        final ResourceLeakDetector.Level level = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
-        try
-        {
-            measure();
-        }
-        finally
-        {
-            ResourceLeakDetector.setLevel(level);
-        }
+        LeakDetectionOff.during(this::measure);
     }
 
     private void measure() throws Exception
