@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.net.LoopThreads;
 import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -92,7 +93,8 @@ public final class HttpServer implements AutoCloseable
         final IoHandlerFactory ioFactory = transport.ioHandlerFactory();
         final Class<? extends ServerChannel> channelClass = transport.serverChannel();
         final int threads = Math.min(options.instances(), Runtime.getRuntime().availableProcessors());
-        final MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(threads, ioFactory);
+        final MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(threads,
+            new LoopThreads("tapedeck-http"), ioFactory);
         final List<Instance> instances = new ArrayList<>(options.instances());
         final HttpServer server = new HttpServer(group, instances, options);
         try

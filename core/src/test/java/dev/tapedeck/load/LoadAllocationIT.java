@@ -34,7 +34,7 @@ class LoadAllocationIT
 {
     private static final com.sun.management.ThreadMXBean THREADS =
         (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-    private static final String LOOP_THREAD = "multiThreadIoEventLoopGroup";
+    private static final String LOOP_THREAD = "tapedeck-load-";
     /** 64 connections: each carries fewer than 100 requests of a run. */
     private static final int CONCURRENCY = 64;
     private static final int SHORT_RUN = 2_000;

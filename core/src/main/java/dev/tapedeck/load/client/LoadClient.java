@@ -16,6 +16,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import org.agrona.concurrent.ManyToManyConcurrentArrayQueue;
 
+import dev.tapedeck.net.LoopThreads;
 import dev.tapedeck.net.Transport;
 
 /**
@@ -66,7 +67,8 @@ public final class LoadClient implements AutoCloseable
         {
             throw new IllegalArgumentException("give at least one --url");
         }
-        group = new MultiThreadIoEventLoopGroup(threads, transport.ioHandlerFactory());
+        group = new MultiThreadIoEventLoopGroup(threads, new LoopThreads("tapedeck-load"),
+            transport.ioHandlerFactory());
         final Bootstrap template = new Bootstrap().group(group).channel(transport.socketChannel())
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
