@@ -17,8 +17,8 @@ out=bench/target/load-scale; mkdir -p "$out"
 load_jars=("$jar")
 [ -n "${COMPARE_JAR:-}" ] && load_jars=("$COMPARE_JAR" "$jar")
 java_run() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" "$@"; }
-# load_run JAR ARGS...: the load client of JAR
-load_run() { local client="$1"; shift; java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$client" "$@"; }
+# load_run JAR ARGS...: the load client of JAR (backgrounded with &, $! is the JVM's own pid: exec in the subshell)
+load_run() { local client="$1"; shift; exec java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$client" "$@"; }
 # the report and label of one measurement with one client (the label names the jar in an A/B)
 tag() { if [ ${#load_jars[@]} -gt 1 ]; then echo "$1 [$2]"; else echo "$1"; fi; }
 # started directly (not through the function) so that $! is the server's own pid
@@ -46,20 +46,36 @@ print(f'{sys.argv[2]}: completed {p["requests"]["completed"]:,} failed {p["reque
       f'E2E p50 {l["e2e"]["p50"]} ms | errors {p["errors"]}')
 PY
 }
+# cpu_waits CLIENT_PID SERVER_PID SECONDS: how long, per second, each event loop ran and waited runnable for a CPU
+# (the kernel's per-thread schedstat), sampled over SECONDS: the scheduler's share of the client's lateness
+cpu_waits() {
+    local pids=("$1" "$2") seconds="$3" t before=() after=()
+    snap() { for p in "${pids[@]}"; do for t in /proc/"$p"/task/*; do
+        case "$(cat "$t/comm" 2>/dev/null)" in tapedeck-http*|tapedeck-load*) echo "$(cat "$t/comm") $(cat "$t/schedstat")";; esac
+    done; done; }
+    mapfile -t before < <(snap); sleep "$seconds"; mapfile -t after < <(snap)
+    for t in "${!after[@]}"; do
+        read -r name run0 wait0 _ <<<"${before[$t]:-x 0 0 0}"; read -r name run1 wait1 _ <<<"${after[$t]}"
+        echo "  $name: ran $(( (run1 - run0) / 1000000 / seconds )) ms/s, waited for a CPU $(( (wait1 - wait0) / 1000000 / seconds )) ms/s"
+    done
+}
 # 0. warm the server's JIT (not reported)
 java_run load --url "$url" --model Qwen/Qwen3-8B --rate 1000 --duration 10s --prompt-tokens 32 --output-tokens 4 \
     --ignore-eos --quiet >/dev/null
 for i in "${!load_jars[@]}"; do
     # 1. sustained streams: closed loop, each stream 100 tokens at 200 ms (20 s long), started over 20 s; the ramp is
     #    warm-up, then $seconds s measured
-    load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --ramp-up 20s \
+    (load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --ramp-up 20s \
         --duration "$(( seconds + 20 ))s" --warmup 20 --prompt-tokens 32 --output-tokens 100 --ignore-eos \
-        --drain-timeout 60s --quiet --report "$out/streams-$i.json" >/dev/null
+        --drain-timeout 60s --quiet --report "$out/streams-$i.json" >/dev/null)
     summary "$out/streams-$i.json" "$(tag "closed loop $streams streams" "${load_jars[$i]}")"
     # 2. open-loop rate: short streams (4 tokens, 0.8 s) at $rate requests/s
     load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --rate "$rate" --arrivals constant \
         --duration "${seconds}s" --warmup 5 --prompt-tokens 32 --output-tokens 4 --ignore-eos --quiet \
-        --report "$out/rate-$i.json" >/dev/null
+        --report "$out/rate-$i.json" >/dev/null &
+    load_pid=$!
+    sleep 10; cpu_waits "$load_pid" "$serve_pid" 10 || true
+    wait "$load_pid"
     summary "$out/rate-$i.json" "$(tag "open loop $rate req/s" "${load_jars[$i]}")"
 done
 # 3. non-streaming request rate, load vs wrk, 64 connections each, against a server answering at once
@@ -70,9 +86,12 @@ start_serve --port "$port" --latency-model knob --time-to-first-token 0 --inter-
 until curl -s -o /dev/null "http://127.0.0.1:$port/health"; do sleep 0.1; done
 body='{"model":"Qwen/Qwen3-8B","prompt":"hello there","max_tokens":4,"ignore_eos":true}'
 curl -s -o /dev/null -H 'content-type: application/json' -d "$body" "$url/v1/completions"
+# warm this server's JIT too (not reported): a cold server made whichever client ran first look slower
+java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 10s --no-stream --prompt-tokens 2 \
+    --output-tokens 4 --ignore-eos --quiet >/dev/null
 for i in "${!load_jars[@]}"; do
-    load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3 \
-        --no-stream --prompt-tokens 2 --output-tokens 4 --ignore-eos --quiet --report "$out/nostream-$i.json" >/dev/null
+    (load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3 \
+        --no-stream --prompt-tokens 2 --output-tokens 4 --ignore-eos --quiet --report "$out/nostream-$i.json" >/dev/null)
     summary "$out/nostream-$i.json" "$(tag "load --no-stream, 64 connections" "${load_jars[$i]}")"
 done
 if command -v wrk >/dev/null; then
