@@ -69,7 +69,8 @@ public final class DemoCommand implements Callable<Integer>
     List<String> serveArgs = new ArrayList<>();
 
     @CommandLine.Option(names = "--load-arg", paramLabel = "ARG",
-        description = "Extra `load` flag, repeatable (e.g. --load-arg=--prompt-format=tokens).")
+        description = "Extra `load` flag, repeatable. Prompts go as token ids unless one of these sets " +
+            "--prompt-format or --endpoint (e.g. --load-arg=--prompt-format=text).")
     List<String> loadArgs = new ArrayList<>();
 
     @CommandLine.Option(names = "--quiet", description = "No progress line.")
@@ -109,6 +110,12 @@ public final class DemoCommand implements Callable<Integer>
             if (quiet)
             {
                 loadFlags.add("--quiet");
+            }
+            if (loadArgs.stream().noneMatch(a -> a.startsWith("--prompt-format") || a.startsWith("--endpoint")))
+            {
+                // token-id prompts: the servers do not tokenize the trace's ~20 M prompt tokens, which on two cores
+                // left the client's sends later (docs/load.md: the demo's lateness, text and ids)
+                loadFlags.addAll(List.of("--prompt-format", "tokens"));
             }
             loadFlags.addAll(loadArgs);
             final LoadCommand load = new LoadCommand();

@@ -40,6 +40,7 @@ class DemoIT
         assertEquals(0, code, err.toString());
         final JsonNode json = new ObjectMapper().readTree(report.toFile());
         assertEquals("tapedeck-load-report/1", json.path("schema").asText());
+        assertEquals("tokens", json.path("options").path("prompt-format").asText(), "token-id prompts by default");
         final JsonNode urls = json.path("target").path("url");
         assertEquals(2, urls.size(), "both instances were loaded: " + urls);
         final JsonNode point = json.path("points").get(0);
@@ -53,5 +54,31 @@ class DemoIT
         assertTrue(Files.size(report) > 1000);
         final String html = Files.readString(dir.resolve("demo.html"));
         assertTrue(html.contains("<svg") && html.contains("mooncake"), "the HTML report has its charts");
+    }
+
+    @Test
+    void shouldSendTextPromptsOrChatWhenAskedThroughLoadArgs() throws Exception
+    {
+        for (final String loadArg : new String[] {"--load-arg=--prompt-format=text", "--load-arg=--endpoint=chat"})
+        {
+            final Path report = dir.resolve("demo-" + loadArg.hashCode() + ".json");
+            final StringWriter err = new StringWriter();
+            final CommandLine cli = Main.commandLine();
+            cli.setErr(new PrintWriter(err));
+            final int code = cli.execute("demo", "--instances", "1", "--time-scale", "0.05", "--max-seconds", "1",
+                "--drain-timeout", "60s", "--report", report.toString(), "--html",
+                dir.resolve("demo-" + loadArg.hashCode() + ".html").toString(), "--quiet",
+                "--serve-arg=--latency-model=knob", "--serve-arg=--time-to-first-token=2ms",
+                "--serve-arg=--inter-token-latency=1ms", "--load-arg=--output-tokens=4", loadArg);
+            assertEquals(0, code, loadArg + ": " + err);
+            final JsonNode json = new ObjectMapper().readTree(report.toFile());
+            assertEquals("text", json.path("options").path("prompt-format").asText(), loadArg);
+            final JsonNode requests = json.path("points").get(0).path("requests");
+            assertTrue(requests.path("completed").asLong() > 0, loadArg + ": " + requests);
+            assertEquals(0, requests.path("failed").asLong(), loadArg + ": " + requests);
+        }
+        final JsonNode chat = new ObjectMapper().readTree(
+            dir.resolve("demo-" + "--load-arg=--endpoint=chat".hashCode() + ".json").toFile());
+        assertEquals("/v1/chat/completions", chat.path("target").path("endpoint").asText());
     }
 }
