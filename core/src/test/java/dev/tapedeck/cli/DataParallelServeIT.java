@@ -1,12 +1,10 @@
 package dev.tapedeck.cli;
 
 import java.io.IOException;
-import java.math.BigInteger;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,19 +19,16 @@ import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.ArrayValue;
 import org.msgpack.value.Value;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
 
 import picocli.CommandLine;
 
 import dev.tapedeck.engine.Engine;
-import dev.tapedeck.enginecore.ZmqConnector;
 import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.testing.KvEventSubscriber;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -116,20 +111,21 @@ class DataParallelServeIT
     void shouldKeepOneCacheAndOneEventStreamPerRank() throws Exception
     {
         final ServeCommand.Started started = start("--enable-kv-cache-events", "--kv-events-endpoint",
-            "tcp://127.0.0.1:*", "--vllm-version", "0.19.0");
+            "tcp://127.0.0.1:*", "--kv-events-replay-endpoint", "tcp://127.0.0.1:*", "--vllm-version", "0.19.0");
         try (ZContext context = new ZContext())
         {
             final int port = started.server().ports().get(0);
             final List<KvEventPublisher> publishers = started.kvEventPublishers();
             assertEquals(2, publishers.size(), "one publisher per rank");
             assertNotEquals(publishers.get(0).endpoint(), publishers.get(1).endpoint());
-            final List<ZMQ.Socket> subs = new ArrayList<>();
+            final String topic = "kv@127.0.0.1:" + port + "@my/model";
+            final List<KvEventSubscriber> subs = new ArrayList<>();
             for (int rank = 0; rank < 2; rank++)
             {
                 assertEquals("kv@127.0.0.1:" + port + "@my/model", publishers.get(rank).settings().topic(),
                     "the ranks share the instance's topic");
                 assertEquals(rank, publishers.get(rank).settings().dataParallelRank());
-                subs.add(subscribe(context, publishers.get(rank).endpoint()));
+                subs.add(new KvEventSubscriber(context, publishers.get(rank), topic));
             }
 
             // rank 1 caches the prompt; a repeat on rank 1 hits, the same prompt on rank 0 does not
@@ -137,10 +133,10 @@ class DataParallelServeIT
             assertTrue(cachedTokens(complete(port, "1", PROMPT, 2)) >= 16, "a hit on the rank that cached it");
             assertEquals(0, cachedTokens(complete(port, "0", PROMPT, 2)), "rank 0 has its own cache");
 
-            final ArrayValue rank1 = receiveBatch(subs.get(1), "kv@127.0.0.1:" + port + "@my/model");
+            final ArrayValue rank1 = receiveBatch(subs.get(1));
             assertEquals(1, rank1.get(2).asIntegerValue().toInt(), "rank 1 writes its rank in the batch");
             assertEquals("BlockStored", eventType(rank1.get(1).asArrayValue().get(0)));
-            final ArrayValue rank0 = receiveBatch(subs.get(0), "kv@127.0.0.1:" + port + "@my/model");
+            final ArrayValue rank0 = receiveBatch(subs.get(0));
             assertEquals(0, rank0.get(2).asIntegerValue().toInt());
             assertEquals("BlockStored", eventType(rank0.get(1).asArrayValue().get(0)));
             // the same prompt hashes to the same blocks on both ranks
@@ -261,22 +257,11 @@ class DataParallelServeIT
         throw new AssertionError("no vllm:prefix_cache_hits_total for engine " + engine + " in\n" + metrics);
     }
 
-    private static ZMQ.Socket subscribe(final ZContext context, final String endpoint)
+    private static ArrayValue receiveBatch(final KvEventSubscriber sub) throws IOException
     {
-        return new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context, SocketType.SUB, sub ->
-        {
-            sub.setReceiveTimeOut(10_000);
-            sub.subscribe("kv@".getBytes(StandardCharsets.UTF_8));
-        }, endpoint, System.nanoTime() + 10_000_000_000L);
-    }
-
-    private static ArrayValue receiveBatch(final ZMQ.Socket sub, final String topic) throws IOException
-    {
-        final byte[] topicFrame = sub.recv(0);
-        assertNotNull(topicFrame, "a batch within 10 s");
-        assertEquals(topic, new String(topicFrame, StandardCharsets.UTF_8));
-        assertEquals(0L, new BigInteger(1, sub.recv(0)).longValueExact(), "each rank numbers its batches from 0");
-        try (MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(sub.recv(0)))
+        final KvEventSubscriber.Batch next = sub.next();
+        assertEquals(0L, next.sequence(), "each rank numbers its batches from 0");
+        try (MessageUnpacker unpacker = MessagePack.newDefaultUnpacker(next.payload()))
         {
             final ArrayValue batch = unpacker.unpackValue().asArrayValue();
             assertEquals(3, batch.size(), "[ts, events, data_parallel_rank]");

@@ -5,7 +5,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,19 +18,16 @@ import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 import org.msgpack.value.ArrayValue;
 import org.msgpack.value.Value;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
 
 import picocli.CommandLine;
 
-import dev.tapedeck.enginecore.ZmqConnector;
 import dev.tapedeck.kv.BlockHasher;
+import dev.tapedeck.testing.KvEventSubscriber;
 import dev.tapedeck.tokens.HfTokenizer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -62,18 +58,14 @@ class Qwen3KvEventsIT
 
         final CommandLine cli = Main.commandLine();
         cli.parseArgs("serve", "--port", "0", "--model", "Qwen/Qwen3-8B", "--tokenizer", qwen3.toString(),
-            "--enable-kv-cache-events", "--kv-events-endpoint", "tcp://127.0.0.1:*", "--vllm-version", "0.19.0");
+            "--enable-kv-cache-events", "--kv-events-endpoint", "tcp://127.0.0.1:*", "--kv-events-replay-endpoint",
+            "tcp://127.0.0.1:*", "--vllm-version", "0.19.0");
         final ServeCommand serve = cli.getSubcommands().get("serve").getCommand();
         final ServeCommand.Started started = serve.start();
         try (ZContext context = new ZContext())
         {
             final String topic = started.kvEventPublishers().get(0).settings().topic();
-            final ZMQ.Socket sub = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context, SocketType.SUB,
-                socket ->
-                {
-                    socket.setReceiveTimeOut(10_000);
-                    socket.subscribe(topic.getBytes(StandardCharsets.UTF_8));
-                }, started.kvEventPublishers().get(0).endpoint(), System.nanoTime() + 10_000_000_000L);
+            final KvEventSubscriber sub = new KvEventSubscriber(context, started.kvEventPublishers().get(0), topic);
             final HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                 URI.create("http://127.0.0.1:" + started.server().ports().get(0) + "/v1/completions"))
                 .header("content-type", "application/json")
@@ -84,10 +76,7 @@ class Qwen3KvEventsIT
             assertEquals(routerTokens.length, new ObjectMapper().readTree(response.body()).at("/usage/prompt_tokens")
                 .asInt(), "serve counts the prompt with the same tokenizer");
 
-            assertNotNull(sub.recv(0), "a batch within 10 s");
-            sub.recv(0);
-            final byte[] payload = sub.recv(0);
-            final ArrayValue stored = firstEvent(payload);
+            final ArrayValue stored = firstEvent(sub.next().payload());
             assertEquals("BlockStored", stored.get(0).asStringValue().asString());
             final long[] hashes = longs(stored.get(1).asArrayValue().list());
             assertArrayEquals(routerHashes, hashes, "the router's hashes, block for block");

@@ -1,7 +1,5 @@
 package dev.tapedeck.enginecore;
 
-import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -12,9 +10,7 @@ import org.junit.jupiter.api.Timeout;
 import org.msgpack.value.ArrayValue;
 import org.msgpack.value.MapValue;
 import org.msgpack.value.Value;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
 
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.kv.BlockHasher;
@@ -23,6 +19,7 @@ import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.protocol.enginecore.VllmLine;
+import dev.tapedeck.testing.KvEventSubscriber;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -51,8 +48,8 @@ class PlayKvEventsIT
             for (int i = 0; i < 2; i++)
             {
                 final KvEventsSettings rank = base.forReplica(i);
-                publishers.add(new KvEventPublisher(new KvEventsSettings(rank.endpoint(), null, rank.topic(),
-                    rank.eventsAsMaps(), i, rank.bufferSteps(), rank.ringBytes())).start());
+                publishers.add(new KvEventPublisher(new KvEventsSettings(rank.endpoint(), "tcp://127.0.0.1:*",
+                    rank.topic(), rank.eventsAsMaps(), i, rank.bufferSteps(), rank.ringBytes())).start());
                 configs.add(new EngineConfig().seed(i).maxModelLen(4096).latencyModel(new StepLatencyModel(
                     new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"))).tokenSpace(new int[] {0}, -1)
                     .kvEventSink(publishers.get(i).sink()).conclude());
@@ -61,13 +58,7 @@ class PlayKvEventsIT
                 20_000_000_000L, 0), configs);
             frontend.awaitEngines(2);
 
-            // connected and past its handshake (ZmqConnector heals JeroMQ's lost loopback connections)
-            final ZMQ.Socket sub = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context, SocketType.SUB,
-                socket ->
-                {
-                    socket.setReceiveTimeOut(10_000);
-                    socket.subscribe("kv@".getBytes(StandardCharsets.UTF_8));
-                }, publishers.get(1).endpoint(), System.nanoTime() + 10_000_000_000L);
+            final KvEventSubscriber sub = new KvEventSubscriber(context, publishers.get(1), "kv@pod@model");
 
             final int[] prompt = new int[40];
             for (int i = 0; i < prompt.length; i++)
@@ -112,13 +103,11 @@ class PlayKvEventsIT
         }
     }
 
-    private static ArrayValue receive(final ZMQ.Socket sub, final long expectedSequence) throws Exception
+    private static ArrayValue receive(final KvEventSubscriber sub, final long expectedSequence) throws Exception
     {
-        final byte[] topic = sub.recv(0);
-        assertNotNull(topic, "a batch within 10 s");
-        assertEquals("kv@pod@model", new String(topic, StandardCharsets.UTF_8));
-        assertEquals(expectedSequence, new BigInteger(1, sub.recv(0)).longValueExact());
-        return TestFrontend.unpack(sub.recv(0)).asArrayValue();
+        final KvEventSubscriber.Batch batch = sub.next();
+        assertEquals(expectedSequence, batch.sequence());
+        return TestFrontend.unpack(batch.payload()).asArrayValue();
     }
 
     private static Value field(final MapValue map, final String key)
