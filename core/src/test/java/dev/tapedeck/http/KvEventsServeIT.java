@@ -1,7 +1,6 @@
 package dev.tapedeck.http;
 
 import java.io.IOException;
-import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,12 +16,9 @@ import org.msgpack.value.ArrayValue;
 import org.msgpack.value.MapValue;
 import org.msgpack.value.Value;
 import org.msgpack.value.ValueFactory;
-import org.zeromq.SocketType;
 import org.zeromq.ZContext;
-import org.zeromq.ZMQ;
 
 import dev.tapedeck.engine.Engine;
-import dev.tapedeck.enginecore.ZmqConnector;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
@@ -49,7 +45,6 @@ class KvEventsServeIT
 {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String TOPIC = "kv@127.0.0.1:8000@" + TestServer.MODEL;
-    private static final byte[] END = {-1, -1, -1, -1, -1, -1, -1, -1};
     private static final String[] STORED_FIELDS = {"type", "block_hashes", "parent_block_hash", "token_ids",
         "block_size", "lora_id", "medium", "lora_name"};
     private static final String[] REMOVED_FIELDS = {"type", "block_hashes", "medium"};
@@ -299,42 +294,7 @@ class KvEventsServeIT
 
     private static List<Batch> replay(final ZContext context, final String endpoint, final long from)
     {
-        final ZMQ.Socket dealer = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context, SocketType.DEALER,
-            socket -> socket.setReceiveTimeOut(10_000), endpoint, System.nanoTime() + 10_000_000_000L);
-        try
-        {
-            dealer.sendMore(new byte[0]);
-            dealer.send(BigInteger.valueOf(from).toByteArray().length <= 8 ? longBytes(from) : null, 0);
-            final List<Batch> batches = new ArrayList<>();
-            while (true)
-            {
-                final byte[] empty = dealer.recv(0);
-                assertNotNull(empty, "a replay answer within 10 s");
-                assertEquals(0, empty.length);
-                final byte[] sequence = dealer.recv(0);
-                final byte[] payload = dealer.recv(0);
-                assertTrue(!dealer.hasReceiveMore());
-                if (Arrays.equals(END, sequence))
-                {
-                    assertEquals(0, payload.length, "the end marker has an empty payload");
-                    return batches;
-                }
-                batches.add(decode(new BigInteger(1, sequence).longValueExact(), payload));
-            }
-        }
-        finally
-        {
-            dealer.close();
-        }
-    }
-
-    private static byte[] longBytes(final long value)
-    {
-        final byte[] bytes = new byte[8];
-        for (int i = 0; i < 8; i++)
-        {
-            bytes[i] = (byte)(value >>> (56 - 8 * i));
-        }
-        return bytes;
+        return KvEventSubscriber.replay(context, endpoint, from).stream()
+            .map(b -> decode(b.sequence(), b.payload())).toList();
     }
 }

@@ -4,7 +4,9 @@ import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 import dev.tapedeck.enginecore.ZmqConnector;
 import dev.tapedeck.kvevents.KvEventPublisher;
@@ -83,7 +85,7 @@ public final class KvEventSubscriber
             }
             System.err.println("KvEventSubscriber: batch " + nextSequence + " missed live (" +
                 (null == live ? "nothing within 10 s" : "got " + live.sequence()) + "), taken from the replay");
-            replay(nextSequence);
+            replayed.addAll(replay(context, replayEndpoint, nextSequence));
             batch = replayed.poll();
             assertNotNull(batch, "batch " + nextSequence + " neither live nor in the replay");
         }
@@ -117,7 +119,15 @@ public final class KvEventSubscriber
         return new Batch(new BigInteger(1, sequence).longValueExact(), payload, true);
     }
 
-    private void replay(final long from)
+    /**
+     * Ask a publisher's replay socket for every batch from a sequence number, as vLLM's subscribers do.
+     *
+     * @param context the context for the DEALER (one I/O thread).
+     * @param replayEndpoint the publisher's replay endpoint.
+     * @param from the first sequence number wanted.
+     * @return the batches it still holds from there, in order (none when {@code from} is past the newest).
+     */
+    public static List<Batch> replay(final ZContext context, final String replayEndpoint, final long from)
     {
         final ZMQ.Socket dealer = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context, SocketType.DEALER,
             s -> s.setReceiveTimeOut(TIMEOUT_MS), replayEndpoint, System.nanoTime() + 10_000_000_000L);
@@ -125,17 +135,21 @@ public final class KvEventSubscriber
         {
             dealer.sendMore(new byte[0]);
             dealer.send(ByteBuffer.allocate(8).putLong(from).array(), 0);
+            final List<Batch> batches = new ArrayList<>();
             while (true)
             {
                 final byte[] empty = dealer.recv(0);
                 assertNotNull(empty, "a replay answer within 10 s");
+                assertEquals(0, empty.length);
                 final byte[] sequence = dealer.recv(0);
                 final byte[] payload = dealer.recv(0);
+                assertFalse(dealer.hasReceiveMore());
                 if (Arrays.equals(END, sequence))
                 {
-                    return;
+                    assertEquals(0, payload.length, "the end marker has an empty payload");
+                    return batches;
                 }
-                replayed.add(new Batch(new BigInteger(1, sequence).longValueExact(), payload, false));
+                batches.add(new Batch(new BigInteger(1, sequence).longValueExact(), payload, false));
             }
         }
         finally
