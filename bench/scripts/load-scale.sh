@@ -16,13 +16,14 @@ jar=core/target/tapedeck.jar
 out=bench/target/load-scale; mkdir -p "$out"
 load_jars=("$jar")
 [ -n "${COMPARE_JAR:-}" ] && load_jars=("$COMPARE_JAR" "$jar")
-java_run() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" "$@"; }
+jvm=(java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar)
+java_run() { "${jvm[@]}" "$jar" "$@"; }
 # load_run JAR ARGS...: the load client of JAR (backgrounded with &, $! is the JVM's own pid: exec in the subshell)
-load_run() { local client="$1"; shift; exec java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$client" "$@"; }
+load_run() { local client="$1"; shift; exec "${jvm[@]}" "$client" "$@"; }
 # the report and label of one measurement with one client (the label names the jar in an A/B)
 tag() { if [ ${#load_jars[@]} -gt 1 ]; then echo "$1 [$2]"; else echo "$1"; fi; }
 # started directly (not through the function) so that $! is the server's own pid
-start_serve() { java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar "$jar" serve "$@" & serve_pid=$!; }
+start_serve() { "${jvm[@]}" "$jar" serve "$@" & serve_pid=$!; }
 port="${PORT:-18700}"
 # a server with room for every stream: fixed 200 ms inter-token latency (knob model: one step every 200 ms), no
 # batching limit in the way
@@ -49,15 +50,22 @@ PY
 # cpu_waits CLIENT_PID SERVER_PID SECONDS: how long, per second, each event loop ran and waited runnable for a CPU
 # (the kernel's per-thread schedstat), sampled over SECONDS: the scheduler's share of the client's lateness
 cpu_waits() {
-    local pids=("$1" "$2") seconds="$3" t before=() after=()
+    local pids=("$1" "$2") seconds="$3" tid name run wait
+    local -A ran=() waited=()
+    # snap: "tid name run_ns wait_ns" for each event loop of the two processes
     snap() { for p in "${pids[@]}"; do for t in /proc/"$p"/task/*; do
-        case "$(cat "$t/comm" 2>/dev/null)" in tapedeck-http*|tapedeck-load*) echo "$(cat "$t/comm") $(cat "$t/schedstat")";; esac
+        case "$(cat "$t/comm" 2>/dev/null)" in
+            tapedeck-http*|tapedeck-load*) echo "${t##*/} $(cat "$t/comm") $(cut -d' ' -f1,2 "$t/schedstat")";;
+        esac
     done; done; }
-    mapfile -t before < <(snap); sleep "$seconds"; mapfile -t after < <(snap)
-    for t in "${!after[@]}"; do
-        read -r name run0 wait0 _ <<<"${before[$t]:-x 0 0 0}"; read -r name run1 wait1 _ <<<"${after[$t]}"
-        echo "  $name: ran $(( (run1 - run0) / 1000000 / seconds )) ms/s, waited for a CPU $(( (wait1 - wait0) / 1000000 / seconds )) ms/s"
-    done
+    while read -r tid name run wait; do ran[$tid]=$run; waited[$tid]=$wait; done < <(snap)
+    sleep "$seconds"
+    # a thread that ended meanwhile is left out; one that started meanwhile has no earlier sample either
+    while read -r tid name run wait; do
+        [ -n "${ran[$tid]:-}" ] || continue
+        echo "  $name: ran $(( (run - ran[$tid]) / 1000000 / seconds )) ms/s, waited for a CPU" \
+            "$(( (wait - waited[$tid]) / 1000000 / seconds )) ms/s"
+    done < <(snap)
 }
 # 0. warm the server's JIT (not reported)
 java_run load --url "$url" --model Qwen/Qwen3-8B --rate 1000 --duration 10s --prompt-tokens 32 --output-tokens 4 \
