@@ -35,15 +35,26 @@ class LoadRunIT
     private static RunResult run(final TestServer server, final LoadRun.Settings settings, final boolean stream,
         final RequestBodies.Endpoint endpoint, final boolean continuousUsage) throws InterruptedException
     {
-        final PromptWords words = PromptWords.of(TestServer.tokenizer());
-        final RequestBodies bodies = new RequestBodies(endpoint, TestServer.MODEL, stream, true, false, continuousUsage,
-            new PromptFactory(words, 7, settings.plan().blockSize(), false));
-        try (LoadClient client = new LoadClient(URI.create("http://127.0.0.1:" + server.ports.get(0)), 1, Map.of(),
-            TimeUnit.SECONDS.toNanos(30), Transport.select("auto")))
+        final RequestBodies bodies = bodies(endpoint, stream, continuousUsage, settings.plan().blockSize());
+        try (LoadClient client = client(server))
         {
             assertTrue(client.preconnect(settings.warmConnections(), TimeUnit.SECONDS.toNanos(10)));
             return new LoadRun(settings, client, bodies).run(null);
         }
+    }
+
+    private static RequestBodies bodies(final RequestBodies.Endpoint endpoint, final boolean stream,
+        final boolean continuousUsage, final int blockSize)
+    {
+        return new RequestBodies(endpoint, TestServer.MODEL, stream, true, false, continuousUsage,
+            new PromptFactory(PromptWords.of(TestServer.tokenizer()), 7, blockSize, false));
+    }
+
+    /** A one-loop client of the server's first port, with a 30 s request timeout. */
+    private static LoadClient client(final TestServer server)
+    {
+        return new LoadClient(URI.create("http://127.0.0.1:" + server.ports.get(0)), 1, Map.of(),
+            TimeUnit.SECONDS.toNanos(30), Transport.select("auto"));
     }
 
     @Test
@@ -107,11 +118,9 @@ class LoadRunIT
         // 20 ms steps: 200 tokens take 4 s, far beyond the first run's 200 ms drain
         try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
             new StepCoefficients("slow", 20_000, 0, 0, 0, 0, "test"))));
-            LoadClient client = new LoadClient(URI.create("http://127.0.0.1:" + server.ports.get(0)), 1, Map.of(),
-                TimeUnit.SECONDS.toNanos(30), Transport.select("auto")))
+            LoadClient client = client(server))
         {
-            final RequestBodies bodies = new RequestBodies(RequestBodies.Endpoint.COMPLETIONS, TestServer.MODEL, true,
-                true, false, true, new PromptFactory(PromptWords.of(TestServer.tokenizer()), 7, 0, false));
+            final RequestBodies bodies = bodies(RequestBodies.Endpoint.COMPLETIONS, true, true, 0);
             final RunRecorder aborted = new LoadRun(new LoadRun.Settings(slowPlan, LoadRun.Mode.CLOSED, 4, 4, 0, 0,
                 TimeUnit.MILLISECONDS.toNanos(200), Slo.NONE, "cut"), client, bodies).run(null).recorder();
             assertEquals(4, aborted.failed, "the drain timeout aborts the four long requests");
