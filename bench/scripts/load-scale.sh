@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 streams="${1:-10000}"; rate="${2:-5000}"; seconds="${3:-30}"
-jar=core/target/tapedeck.jar
+jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package
 out=bench/target/load-scale; mkdir -p "$out"
 load_jars=("$jar")

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs="${1:-5}"; shift || true
-jar=core/target/tapedeck.jar
+jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package
 port=18600
 times=()

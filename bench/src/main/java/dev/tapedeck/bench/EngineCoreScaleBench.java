@@ -17,7 +17,7 @@ import org.zeromq.ZMsg;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.enginecore.PlayOptions;
 import dev.tapedeck.enginecore.PlayServer;
-import dev.tapedeck.enginecore.ZmqConnector;
+import dev.tapedeck.net.ZmqConnector;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.protocol.enginecore.EngineCoreOutputsEncoder;

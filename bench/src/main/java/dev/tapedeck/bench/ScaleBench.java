@@ -24,7 +24,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * <p>
  * Usage: {@code java -cp bench/target/benchmarks.jar dev.tapedeck.bench.ScaleBench [--streams 1000,10000]
  * [--warmup 10] [--measure 20] [--ttft-ms 100] [--itl-ms 50] [--max-tokens 200] [--transport auto]
- * [--jar core/target/tapedeck.jar]}
+ * [--jar core/cli/target/tapedeck.jar]}
  */
 public final class ScaleBench
 {
@@ -57,7 +57,7 @@ public final class ScaleBench
         final int ttftMs = Integer.parseInt(arg(args, "--ttft-ms", "100"));
         final int itlMs = Integer.parseInt(arg(args, "--itl-ms", "50"));
         final int maxTokens = Integer.parseInt(arg(args, "--max-tokens", "200"));
-        final String jar = arg(args, "--jar", "core/target/tapedeck.jar");
+        final String jar = arg(args, "--jar", "core/cli/target/tapedeck.jar");
         final String transport = arg(args, "--transport", "auto");
         final String benchJar = ScaleBench.class.getProtectionDomain().getCodeSource().getLocation().getPath();
         final List<Row> rows = new ArrayList<>();

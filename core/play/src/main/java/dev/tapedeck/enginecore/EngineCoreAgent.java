@@ -1,0 +1,456 @@
+package dev.tapedeck.enginecore;
+
+import dev.tapedeck.net.ZmqConnector;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+
+import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZFrame;
+import org.zeromq.ZMQ;
+import org.zeromq.ZMsg;
+
+import dev.tapedeck.engine.Engine;
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.engine.FinishReason;
+import dev.tapedeck.engine.Request;
+import dev.tapedeck.engine.SubmitResult;
+import dev.tapedeck.lora.LoraTable;
+import dev.tapedeck.protocol.enginecore.AddRequest;
+import dev.tapedeck.protocol.enginecore.AddRequestDecoder;
+import dev.tapedeck.protocol.enginecore.Handshake;
+import dev.tapedeck.protocol.enginecore.RequestType;
+import dev.tapedeck.protocol.enginecore.UtilityCall;
+import dev.tapedeck.protocol.msgpack.MsgPackReader;
+import dev.tapedeck.protocol.msgpack.MsgPackWriter;
+
+/**
+ * One simulated vLLM engine core behind a real vLLM frontend: performs the engine's side of the handshake, then in
+ * each duty cycle reads the frontend's ADD / ABORT / UTILITY messages, advances the {@link Engine}, and sends one
+ * {@code EngineCoreOutputs} per step per client (through {@link OutputBatcher}).
+ * <p>
+ * An Agrona {@link Agent}: run it with an {@code AgentRunner}; it creates, uses and closes its JeroMQ sockets on that
+ * runner's thread only (JeroMQ sockets are thread-confined). The handshake runs in {@link #onStart()} and blocks until
+ * the frontend answers or the handshake timeout passes. Malformed frames are logged with the request id when it is
+ * readable, counted, and answered with an error finish when the request can be named; the engine keeps serving.
+ */
+public final class EngineCoreAgent implements Agent
+{
+    private static final System.Logger LOG = System.getLogger(EngineCoreAgent.class.getName());
+    private static final int MESSAGES_PER_CYCLE = 256;
+
+    private final int engineIndex;
+    private final PlayOptions options;
+    private final EngineConfig config;
+    private final AddRequestDecoder decoder = new AddRequestDecoder();
+    private final AddRequest add = new AddRequest();
+    private final UtilityCall utility = new UtilityCall();
+    private final MsgPackWriter writer = new MsgPackWriter();
+    private final MsgPackReader reader = new MsgPackReader();
+    private final ExpandableDirectByteBuffer scratch = new ExpandableDirectByteBuffer(4096);
+    private final UnsafeBuffer frameView = new UnsafeBuffer(new byte[0]);
+    private final Map<String, PlayRequest> live = new HashMap<>();
+    /** The adapters the frontend loaded ({@code add_lora}) or sent with requests. */
+    private final LoraTable loras = new LoraTable(java.util.List.of());
+    private ZContext context;
+    private ZMQ.Socket[] inputs;
+    private ZMQ.Socket[] outputs;
+    private ZMQ.Socket coordinator;
+    /** Held open (and closed with the context) for the DP coordinator's channel from the engines. */
+    private ZMQ.Socket coordinatorOutput;
+    private final ZmqConnector connector = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS);
+    private OutputBatcher batcher;
+    private UtilityHandler utilities;
+    private Engine engine;
+    private volatile boolean draining;
+    private volatile boolean ready;
+    private volatile long malformedFrames;
+    private volatile long requestsAdded;
+    private volatile int inFlight;
+
+    /**
+     * @param engineIndex this engine's index (its ZeroMQ identity, 2 bytes little endian).
+     * @param options face settings.
+     * @param config concluded engine configuration.
+     */
+    public EngineCoreAgent(final int engineIndex, final PlayOptions options, final EngineConfig config)
+    {
+        this.engineIndex = engineIndex;
+        this.options = options;
+        this.config = config;
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "tapedeck-engine-" + engineIndex;
+    }
+
+    /**
+     * @return true once the handshake completed.
+     */
+    public boolean isReady()
+    {
+        return ready;
+    }
+
+    /**
+     * @return malformed input frames seen so far.
+     */
+    public long malformedFrames()
+    {
+        return malformedFrames;
+    }
+
+    /**
+     * @return ADD requests accepted so far.
+     */
+    public long requestsAdded()
+    {
+        return requestsAdded;
+    }
+
+    /**
+     * Stop taking requests (new ones finish at once with ABORT); running ones continue. Safe from any thread.
+     */
+    public void beginDrain()
+    {
+        draining = true;
+    }
+
+    @Override
+    public void onStart()
+    {
+        context = new ZContext();
+        final long deadlineNs = System.nanoTime() + options.handshakeTimeoutNs();
+        final byte[] identity = {(byte)engineIndex, (byte)(engineIndex >> 8)};
+        final ZMQ.Socket handshake = connector.open(context, SocketType.DEALER, s ->
+        {
+            s.setIdentity(identity);
+            s.setLinger(5000);
+        }, options.handshakeAddress(), deadlineNs);
+        handshake.send(encode(Handshake::hello), 0);
+        handshake.setReceiveTimeOut((int)Math.max(1, Math.min(Integer.MAX_VALUE,
+            (deadlineNs - System.nanoTime()) / 1_000_000)));
+        final byte[] initFrame = handshake.recv(0);
+        if (null == initFrame)
+        {
+            throw new IllegalStateException("engine " + engineIndex + ": no INIT from the frontend at " +
+                options.handshakeAddress() + " within the handshake timeout");
+        }
+        final Handshake.Init init = Handshake.decodeInit(new UnsafeBuffer(initFrame), 0, initFrame.length);
+        final int clients = init.inputs().size();
+        inputs = new ZMQ.Socket[clients];
+        outputs = new ZMQ.Socket[clients];
+        final byte[] registration = encode(w -> Handshake.registration(w, new Handshake.Registration(
+            config.maxModelLen(), config.kvCacheBlocks(), config.blockSize(), config.maxNumSeqs(),
+            config.maxNumBatchedTokens(), engineIndex, options.engineCount(), options.line().version(),
+            UUID.randomUUID().toString(), true, config.maxLoras())));
+        for (int i = 0; i < clients; i++)
+        {
+            inputs[i] = connector.open(context, SocketType.DEALER, s ->
+            {
+                s.setIdentity(identity);
+                s.setHWM(0);
+            }, tcpOnly(init.inputs().get(i)), deadlineNs);
+            inputs[i].send(registration, 0);
+            outputs[i] = connector.open(context, SocketType.PUSH, s ->
+            {
+                s.setHWM(0);
+                s.setLinger(4000);
+            }, tcpOnly(init.outputs().get(i)), deadlineNs);
+        }
+        connectCoordinator(init, deadlineNs);
+        batcher = new OutputBatcher(engineIndex, options.line(), clients, this::send, live);
+        engine = new Engine(config, batcher, System.nanoTime());
+        batcher.engine(engine);
+        utilities = new UtilityHandler(engine::resetPrefixCache, loras);
+        handshake.send(encode(w -> Handshake.ready(w, config.kvCacheBlocks())), 0);
+        handshake.close();
+        ready = true;
+        LOG.log(System.Logger.Level.INFO, "engine {0} ready: {1} client(s), vLLM line {2}, {3}", engineIndex,
+            clients, options.line().label(), config.latencyModel().describe());
+    }
+
+    private static String tcpOnly(final String address)
+    {
+        if (!address.startsWith("tcp://"))
+        {
+            throw new IllegalStateException("the frontend's INIT names " + address + ", which JeroMQ cannot reach " +
+                "(it speaks ZeroMQ over TCP only): start the frontend with --data-parallel-size-local 0 so that it " +
+                "listens on TCP");
+        }
+        return address;
+    }
+
+    private void connectCoordinator(final Handshake.Init init, final long deadlineNs)
+    {
+        if (null == init.coordinatorInput() && null == init.coordinatorOutput())
+        {
+            return;
+        }
+        if (null == init.coordinatorInput() || null == init.coordinatorOutput())
+        {
+            throw new IllegalStateException("INIT names only one of the coordinator addresses");
+        }
+        coordinator = connector.open(context, SocketType.XSUB, s -> { }, tcpOnly(init.coordinatorInput()),
+            deadlineNs);
+        coordinator.send(new byte[] {1}, 0);
+        coordinatorOutput = connector.open(context, SocketType.PUSH, s -> s.setLinger(0),
+            tcpOnly(init.coordinatorOutput()), deadlineNs);
+        coordinator.setReceiveTimeOut((int)Math.max(1, Math.min(Integer.MAX_VALUE,
+            (deadlineNs - System.nanoTime()) / 1_000_000)));
+        final byte[] first = coordinator.recv(0);
+        if (null == first || !"READY".equals(new String(first, StandardCharsets.US_ASCII)))
+        {
+            throw new IllegalStateException("the DP coordinator did not send READY");
+        }
+        coordinator.setReceiveTimeOut(0);
+    }
+
+    private byte[] encode(final java.util.function.ToIntFunction<MsgPackWriter> encoder)
+    {
+        final int length = encoder.applyAsInt(writer.wrap(scratch, 0));
+        final byte[] bytes = new byte[length];
+        scratch.getBytes(0, bytes);
+        return bytes;
+    }
+
+    private void send(final int clientIndex, final byte[] message)
+    {
+        if (clientIndex >= 0 && clientIndex < outputs.length)
+        {
+            outputs[clientIndex].send(message, ZMQ.DONTWAIT);
+        }
+    }
+
+    @Override
+    public int doWork()
+    {
+        int work = 0;
+        for (int client = 0; client < inputs.length; client++)
+        {
+            for (int i = 0; i < MESSAGES_PER_CYCLE; i++)
+            {
+                final ZMsg message = ZMsg.recvMsg(inputs[client], ZMQ.DONTWAIT);
+                if (null == message)
+                {
+                    break;
+                }
+                handle(message);
+                work++;
+            }
+        }
+        if (null != coordinator)
+        {
+            // START_DP_WAVE and friends: waves only matter for MoE data parallelism, which is not simulated
+            while (null != ZMsg.recvMsg(coordinator, ZMQ.DONTWAIT))
+            {
+                work++;
+            }
+        }
+        work += engine.doWork(System.nanoTime());
+        inFlight = engine.numRunning() + engine.numWaiting();
+        return work;
+    }
+
+    private void handle(final ZMsg message)
+    {
+        final ZFrame typeFrame = message.pop();
+        final ZFrame payload = message.pop();
+        if (null == typeFrame || null == payload || 1 != typeFrame.size())
+        {
+            malformed(null, "a message without a type byte and a payload");
+            return;
+        }
+        final byte[] bytes = payload.getData();
+        frameView.wrap(bytes);
+        switch (typeFrame.getData()[0])
+        {
+            case RequestType.ADD:
+                onAdd(bytes);
+                break;
+            case RequestType.ABORT:
+                onAbort(bytes);
+                break;
+            case RequestType.UTILITY:
+                onUtility(bytes);
+                break;
+            case RequestType.START_DP_WAVE:
+                break;
+            default:
+                malformed(null, "unknown request type " + typeFrame.getData()[0]);
+        }
+    }
+
+    private void onAdd(final byte[] bytes)
+    {
+        final long nowNs = System.nanoTime();
+        if (!decoder.decode(frameView, 0, bytes.length, add))
+        {
+            final String requestId = add.requestId();
+            malformed(requestId, decoder.error());
+            if (null != requestId)
+            {
+                failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
+            }
+            return;
+        }
+        final String requestId = add.requestId();
+        if (live.containsKey(requestId))
+        {
+            malformed(requestId, "duplicate request id");
+            return;
+        }
+        if (add.isPooling || add.hasPromptEmbeds || 0 == add.promptLength())
+        {
+            LOG.log(System.Logger.Level.WARNING, "request {0}: pooling, prompt embeddings and empty prompts are " +
+                "not simulated; finished with an error", requestId);
+            failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
+            return;
+        }
+        if (null != add.loraName && add.loraId < 1)
+        {
+            malformed(requestId, "lora_request " + add.loraName + " has lora_int_id " + add.loraId + " (must be >= 1)");
+            failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
+            return;
+        }
+        if (draining)
+        {
+            failImmediately(requestId, add.clientIndex, FinishReason.ABORT, nowNs);
+            return;
+        }
+        submit(requestId, nowNs);
+    }
+
+    private void submit(final String requestId, final long nowNs)
+    {
+        final int[] prompt = add.promptTokenIds();
+        // a frontend fills an unset max_tokens with the rest of the context: treat that as unset (natural length)
+        final boolean unset = prompt.length + add.maxTokens >= config.maxModelLen();
+        final Request request = new Request(requestId, prompt)
+            .maxTokens(unset ? Request.UNSET : add.maxTokens)
+            .minTokens(add.minTokens)
+            .ignoreEos(add.ignoreEos)
+            .stopTokenIds(add.stopTokenIds())
+            .priority(add.priority)
+            .cacheSalt(add.cacheSalt)
+            .lora(null == add.loraName ? null : loras.resolve(add.loraId, add.loraName, null))
+            .tokenPool(null == options.vocabulary() ? prompt : null)
+            .arrivalNs(nowNs);
+        if (add.hasSeed)
+        {
+            request.seed(add.seed);
+        }
+        if (AddRequest.ABSENT != add.eosTokenId)
+        {
+            request.eosTokenId(add.eosTokenId);
+        }
+        final PlayRequest p = new PlayRequest(request, add.clientIndex, add.kvTransferParams());
+        request.attachment(p);
+        final SubmitResult result = engine.submit(request, nowNs);
+        if (SubmitResult.ACCEPTED != result)
+        {
+            LOG.log(System.Logger.Level.WARNING, "request {0} refused by the engine: {1}", requestId, result);
+            failImmediately(requestId, add.clientIndex,
+                SubmitResult.TOO_LONG == result ? FinishReason.LENGTH : FinishReason.ERROR, nowNs);
+            return;
+        }
+        live.put(requestId, p);
+        requestsAdded++;
+    }
+
+    /**
+     * End a request that never reached the engine: an output with no tokens and the finish reason.
+     */
+    private void failImmediately(final String requestId, final int clientIndex, final FinishReason reason,
+        final long nowNs)
+    {
+        final Request request = new Request(requestId, new int[] {0}).arrivalNs(nowNs);
+        final PlayRequest p = new PlayRequest(request, clientIndex, null);
+        request.attachment(p);
+        request.refuse(reason, nowNs);
+        batcher.onFinished(request);
+        batcher.onBatchEnd(nowNs);
+    }
+
+    private void onAbort(final byte[] bytes)
+    {
+        final long nowNs = System.nanoTime();
+        reader.wrap(frameView, 0, bytes.length);
+        final int count = reader.readArrayHeader();
+        for (int i = 0; i < count && reader.ok(); i++)
+        {
+            final String id = reader.readString();
+            final PlayRequest p = null == id ? null : live.remove(id);
+            if (null != p)
+            {
+                p.abortedByFrontend = true;
+                engine.abort(p.request, FinishReason.ABORT, nowNs);
+            }
+        }
+        if (!reader.ok())
+        {
+            malformed(null, "ABORT payload: " + reader.errorMessage());
+        }
+        batcher.onBatchEnd(nowNs);
+    }
+
+    private void onUtility(final byte[] bytes)
+    {
+        if (!utility.decode(frameView, 0, bytes.length))
+        {
+            malformed(null, "UTILITY payload is not [client_index, call_id, method, args]");
+            return;
+        }
+        final UtilityHandler.Outcome outcome = utilities.handle(utility, 0 == engine.numRunning());
+        final int length = utility.writeReply(writer.wrap(scratch, 0), engineIndex, System.nanoTime() / 1e9,
+            outcome.failure(), outcome.result());
+        final byte[] reply = new byte[length];
+        scratch.getBytes(0, reply);
+        send(utility.clientIndex(), reply);
+    }
+
+    private void malformed(final String requestId, final String why)
+    {
+        malformedFrames++;
+        LOG.log(System.Logger.Level.WARNING, "engine {0}: dropped a malformed frame{1}: {2}", engineIndex,
+            null == requestId ? "" : " (request " + requestId + ")", why);
+    }
+
+    /**
+     * Abort every request still in the engine (their clients get an ABORT finish). Call on the agent's thread, e.g.
+     * from {@link #onClose()}.
+     */
+    private void abortAll()
+    {
+        if (null != engine)
+        {
+            engine.abortAll(System.nanoTime());
+        }
+    }
+
+    /**
+     * @return requests running or waiting in the engine at the end of the last duty cycle (safe from any thread).
+     */
+    public int inFlight()
+    {
+        return inFlight;
+    }
+
+    @Override
+    public void onClose()
+    {
+        abortAll();
+        live.clear();
+        if (null != context)
+        {
+            context.close();
+        }
+    }
+}
