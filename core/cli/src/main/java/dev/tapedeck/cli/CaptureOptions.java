@@ -1,16 +1,10 @@
 package dev.tapedeck.cli;
 
-import java.io.IOException;
 import java.nio.file.Path;
-import java.util.List;
 
-import com.fasterxml.jackson.databind.node.IntNode;
-import com.fasterxml.jackson.databind.node.TextNode;
 import picocli.CommandLine;
 
-import dev.tapedeck.capture.TraceRecorder;
-import dev.tapedeck.engine.EngineConfig;
-import dev.tapedeck.trace.TraceMeta;
+import dev.tapedeck.capture.CaptureSettings;
 
 /**
  * Self-capture flags shared by {@code serve} and {@code play}: write every finished request to a trace file.
@@ -32,41 +26,11 @@ public final class CaptureOptions
     int traceBlockSize;
 
     /**
-     * Start the capture and attach it to every engine, when {@code --trace-out} is given.
-     *
-     * @param source the meta line's {@code source} ({@code tapedeck-serve}, {@code tapedeck-play}).
-     * @param model the served model name, or null.
-     * @param configs the engines' configurations.
-     * @param startNs the time that is {@code arrival_ms} 0.
-     * @return the running recorder, or null without {@code --trace-out}.
-     * @throws IOException if the file cannot be created.
+     * @return the capture the flags describe.
+     * @throws IllegalArgumentException if the flags contradict each other.
      */
-    TraceRecorder start(final String source, final String model, final List<EngineConfig> configs,
-        final long startNs) throws IOException
+    CaptureSettings settings()
     {
-        if (traceBlockSize < 0)
-        {
-            throw new IllegalArgumentException("--trace-block-size must be >= 0");
-        }
-        if (null == traceOut)
-        {
-            if (recordTokens)
-            {
-                throw new IllegalArgumentException("--record-tokens needs --trace-out");
-            }
-            return null;
-        }
-        final EngineConfig first = configs.get(0);
-        final TraceMeta meta = new TraceMeta().source(source).model(model).maxNumSeqs((long)first.maxNumSeqs())
-            .blockSize(0 == traceBlockSize ? null : (long)traceBlockSize);
-        meta.extra().put("tapedeck_version", TextNode.valueOf(VersionProvider.version()));
-        meta.extra().put("latency_model", TextNode.valueOf(first.latencyModel().describe()));
-        meta.extra().put("engines", IntNode.valueOf(configs.size()));
-        final TraceRecorder recorder = TraceRecorder.start(traceOut, meta, recordTokens, traceBlockSize, startNs);
-        for (final EngineConfig config : configs)
-        {
-            config.requestObserver(recorder);
-        }
-        return recorder;
+        return new CaptureSettings(traceOut, recordTokens, traceBlockSize);
     }
 }

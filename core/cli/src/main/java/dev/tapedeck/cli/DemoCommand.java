@@ -2,6 +2,7 @@ package dev.tapedeck.cli;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -9,9 +10,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 
 import picocli.CommandLine;
+
+import dev.tapedeck.serve.Serve;
 
 /**
  * {@code tapedeck demo}: starts {@code serve} in this process on free ports and replays a bundled real trace through
@@ -89,24 +91,23 @@ public final class DemoCommand implements Callable<Integer>
             Integer.toString(instances), "--max-model-len", "131072", "--max-waiting-queue-length", "100000"));
         serveFlags.addAll(serveArgs);
         new CommandLine(serve).setCaseInsensitiveEnumValuesAllowed(true).parseArgs(serveFlags.toArray(String[]::new));
-        final ServeCommand.Started started = serve.start();
-        try
+        try (Serve started = Serve.start(serve.context()))
         {
             final StringBuilder urls = new StringBuilder();
-            for (final int port : started.server().ports())
+            for (final URI url : started.baseUrls())
             {
-                urls.append(urls.length() > 0 ? "," : "").append("http://127.0.0.1:").append(port);
+                urls.append(urls.length() > 0 ? "," : "").append(url);
             }
             System.err.printf(Locale.ROOT, "tapedeck demo: %d simulated GPU(s) (%s) on %s%n", instances,
-                started.configs().get(0).latencyModel().describe(), urls);
+                started.engineConfigs().get(0).latencyModel().describe(), urls);
             System.err.printf(Locale.ROOT, "tapedeck demo: replaying %s at time scale %s for up to %s s%n",
                 null != workload ? workload : "the Mooncake FAST'25 conversation trace (Apache-2.0)", timeScale,
                 maxSeconds);
             final List<String> loadFlags = new ArrayList<>(List.of("--url", urls.toString(), "--workload",
                 trace.toString(), "--time-scale", Double.toString(timeScale), "--max-seconds",
                 Double.toString(maxSeconds), "--drain-timeout", drainTimeout, "--model",
-                started.options().modelNameForResponses(), "--report", report.toString(), "--html", html.toString(),
-                "--scrape-metrics", "http://127.0.0.1:" + started.server().ports().get(0) + "/metrics"));
+                started.context().serveOptions().modelNameForResponses(), "--report", report.toString(), "--html",
+                html.toString(), "--scrape-metrics", started.baseUrls().get(0) + "/metrics"));
             if (quiet)
             {
                 loadFlags.add("--quiet");
@@ -125,7 +126,6 @@ public final class DemoCommand implements Callable<Integer>
         }
         finally
         {
-            started.close(TimeUnit.SECONDS.toNanos(1));
             if (null == workload)
             {
                 Files.deleteIfExists(trace);

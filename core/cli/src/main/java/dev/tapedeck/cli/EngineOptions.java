@@ -153,18 +153,11 @@ final class EngineOptions
      * @param tokenizer the tokenizer (its vocabulary feeds random output).
      * @return a concluded configuration.
      */
-    EngineConfig build(final int instance, final Tokenizer tokenizer)
-    {
-        return build(instance, tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
-    }
-
     /**
-     * @param instance replica index (offsets the seed).
-     * @param randomTokenIds ids random output is drawn from.
-     * @param eosTokenId the id a naturally ending answer ends with.
-     * @return a concluded configuration.
+     * @return the engines' template: every engine setting the flags give, seed {@code --seed}, not concluded (the
+     *     product adds each engine's seed offset and token space).
      */
-    EngineConfig build(final int instance, final int[] randomTokenIds, final int eosTokenId)
+    EngineConfig template()
     {
         return new EngineConfig()
             .maxNumSeqs(maxNumSeqs)
@@ -178,9 +171,23 @@ final class EngineOptions
             .enablePrefixCaching(enablePrefixCaching)
             .prefixCachingHashSeed(prefixCachingHashSeed)
             .maxLoras(maxLoras)
-            .seed(seed + instance)
-            .latencyModel(latency.build(maxNumSeqs))
-            .tokenSpace(randomTokenIds, eosTokenId)
-            .conclude();
+            .seed(seed)
+            .latencyModel(latency.build(maxNumSeqs));
+    }
+
+    EngineConfig build(final int instance, final Tokenizer tokenizer)
+    {
+        return build(instance, tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
+    }
+
+    /**
+     * @param instance replica index (offsets the seed).
+     * @param randomTokenIds ids random output is drawn from.
+     * @param eosTokenId the id a naturally ending answer ends with.
+     * @return a concluded configuration.
+     */
+    EngineConfig build(final int instance, final int[] randomTokenIds, final int eosTokenId)
+    {
+        return template().seed(seed + instance).tokenSpace(randomTokenIds, eosTokenId).conclude();
     }
 }

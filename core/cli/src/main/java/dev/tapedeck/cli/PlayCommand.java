@@ -103,7 +103,7 @@ public final class PlayCommand implements Callable<Integer>
                 }
                 configs.add(config);
             }
-            recorder = capture.start("tapedeck-play", null, configs, System.nanoTime());
+            recorder = capture.settings().start("tapedeck-play", null, configs, System.nanoTime());
         }
         catch (final RuntimeException ex)
         {

@@ -1,6 +1,6 @@
 package dev.tapedeck.cli;
 
-import java.util.ArrayList;
+import java.net.URI;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -8,16 +8,16 @@ import picocli.CommandLine;
 
 import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
-import dev.tapedeck.http.HttpServer;
 import dev.tapedeck.http.ServeOptions;
 import dev.tapedeck.kvevents.KvEventPublisher;
-import dev.tapedeck.kvevents.KvEventStager;
-import dev.tapedeck.kvevents.KvEventsSettings;
+import dev.tapedeck.latency.Durations;
 import dev.tapedeck.lora.LoraAdapter;
 import dev.tapedeck.lora.LoraModules;
 import dev.tapedeck.lora.LoraSettings;
 import dev.tapedeck.net.Transport;
 import dev.tapedeck.protocol.enginecore.VllmLine;
+import dev.tapedeck.serve.Serve;
+import dev.tapedeck.serve.ServeContext;
 import dev.tapedeck.tokens.ChatTemplate;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -36,7 +36,7 @@ import dev.tapedeck.tokens.Tokenizer;
 public final class ServeCommand implements Callable<Integer>
 {
     /** vLLM version reported by /version unless --vllm-version says otherwise. */
-    public static final String DEFAULT_VLLM_VERSION = "0.19.0";
+    public static final String DEFAULT_VLLM_VERSION = ServeContext.DEFAULT_VLLM_VERSION;
 
     private static final System.Logger LOG = System.getLogger(ServeCommand.class.getName());
     private static volatile boolean serving;
@@ -149,108 +149,41 @@ public final class ServeCommand implements Callable<Integer>
         serving = true;
     }
 
-    /** A server started in this process, with what must be closed with it. */
-    record Started(HttpServer server, Tokenizer tokenizer, TraceRecorder recorder, ServeOptions options,
-        List<EngineConfig> configs, List<KvEventPublisher> kvEventPublishers)
-    {
-        /**
-         * Shut the server down, then stop the KV event publishers (so the last steps' events go out), close the trace
-         * and the tokenizer.
-         *
-         * @param drainTimeoutNs how long in-flight requests may finish before they are aborted.
-         * @return requests aborted.
-         */
-        int close(final long drainTimeoutNs)
-        {
-            final int aborted = server.shutdown(drainTimeoutNs);
-            kvEventPublishers.forEach(KvEventPublisher::close);
-            if (null != recorder)
-            {
-                recorder.close();
-            }
-            tokenizer.close();
-            return aborted;
-        }
-    }
-
     /**
-     * Start the server as configured by the flags (also used in-process by {@code demo}).
+     * The settings the flags describe (also used by {@code demo}, which adjusts them before it starts the fleet).
      *
-     * @return the running server.
-     * @throws Exception if it cannot start.
+     * @return a context for {@link Serve#start(ServeContext)}.
+     * @throws IllegalArgumentException if a flag's value is invalid.
      */
-    Started start() throws Exception
+    ServeContext context()
     {
-        final String modelName = null != model ? model : null != positionalModel ? positionalModel : "Qwen/Qwen3-8B";
+        final String modelName = null != model ? model : null != positionalModel ? positionalModel :
+            ServeContext.DEFAULT_MODEL;
         final List<String> names = null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) :
             servedModelNames;
-        final ServeOptions options = new ServeOptions(host, port, instances, modelName, names,
-            mode, ChatTemplate.of(chatTemplate), maxRequestBodyBytes, shutdownTimeoutNs, enablePromptTokensDetails,
-            vllmVersion, apiKey, socketSendBufferBytes, Transport.select(transport), loraSettings(names));
-        final KvEventsSettings kvSettings = kvEvents.enabled ?
-            kvEvents.settings(VllmLine.of(vllmVersion), "", 0) : null;
-        if (dataParallelSize < 1 || dataParallelSize > 1024)
-        {
-            throw new IllegalArgumentException("--data-parallel-size must be between 1 and 1024, got " +
-                dataParallelSize);
-        }
         engine.capacityModel(modelName);
-        final Tokenizer tokenizer = engine.loadTokenizer();
-        // engine e = instance * dataParallelSize + rank: its seed offset and its KV event endpoint offset
-        final List<EngineConfig> configs = new ArrayList<>(instances * dataParallelSize);
-        final List<List<EngineConfig>> rankConfigs = new ArrayList<>(instances);
-        final List<KvEventStager> stagers = new ArrayList<>();
-        for (int i = 0; i < instances; i++)
-        {
-            final List<EngineConfig> ranks = new ArrayList<>(dataParallelSize);
-            for (int r = 0; r < dataParallelSize; r++)
-            {
-                final EngineConfig config = engine.build(i * dataParallelSize + r, tokenizer);
-                if (null != kvSettings)
-                {
-                    final KvEventStager stager = new KvEventStager(kvSettings.ringBytes());
-                    config.kvEventSink(stager);
-                    stagers.add(stager);
-                }
-                ranks.add(config);
-                configs.add(config);
-            }
-            rankConfigs.add(ranks);
-        }
-        final TraceRecorder recorder = capture.start("tapedeck-serve", modelName, configs, System.nanoTime());
-        HttpServer server = null;
-        final List<KvEventPublisher> publishers = new ArrayList<>();
-        try
-        {
-            server = HttpServer.startRanks(options, rankConfigs, tokenizer);
-            final List<Integer> ports = server.ports();
-            for (int e = 0; e < stagers.size(); e++)
-            {
-                final int instance = e / dataParallelSize;
-                final int rank = e % dataParallelSize;
-                // the topic names the instance's HTTP port, known only once bound; every rank of an instance shares
-                // it, as vLLM's ranks share one --kv-events-config, and writes its rank in each batch
-                final String topic = kvEvents.hasTopic() ?
-                    kvSettings.topic().replace("{rank}", Integer.toString(rank)) :
-                    KvEventsSettings.llmdTopic(KvEventsOptions.podAddress(host), ports.get(instance), modelName);
-                final KvEventsSettings replica = kvSettings.forReplica(e).dataParallelRank(rank).topic(topic);
-                publishers.add(new KvEventPublisher(replica, stagers.get(e)).start());
-            }
-            return new Started(server, tokenizer, recorder, options, configs, publishers);
-        }
-        catch (final Exception ex)
-        {
-            publishers.forEach(KvEventPublisher::close);
-            if (null != server)
-            {
-                server.shutdown(0);
-            }
-            if (null != recorder)
-            {
-                recorder.close();
-            }
-            throw ex;
-        }
+        return new ServeContext()
+            .host(host)
+            .port(port)
+            .instances(instances)
+            .dataParallelSize(dataParallelSize)
+            .model(modelName)
+            .servedModelNames(names)
+            .mode(mode)
+            .chatTemplate(ChatTemplate.of(chatTemplate))
+            .maxRequestBodyBytes(maxRequestBodyBytes)
+            .shutdownTimeoutNs(shutdownTimeoutNs)
+            .enablePromptTokensDetails(enablePromptTokensDetails)
+            .vllmVersion(vllmVersion)
+            .apiKey(apiKey)
+            .socketSendBufferBytes(socketSendBufferBytes)
+            .transport(Transport.select(transport))
+            .lora(loraSettings(names))
+            .engine(engine.template())
+            .tokenizerFile(engine.tokenizerFile)
+            .kvEvents(kvEvents.enabled ? kvEvents.settings(VllmLine.of(vllmVersion), "", 0) : null)
+            .llmdKvEventsTopic(!kvEvents.hasTopic())
+            .capture(capture.settings());
     }
 
     private LoraSettings loraSettings(final List<String> names)
@@ -267,39 +200,38 @@ public final class ServeCommand implements Callable<Integer>
     public Integer call() throws Exception
     {
         final long startNs = System.nanoTime();
-        final Started started = start();
-        final HttpServer server = started.server();
+        final Serve started = Serve.start(context());
+        final ServeContext context = started.context();
+        final ServeOptions options = context.serveOptions();
         final Tokenizer tokenizer = started.tokenizer();
-        final TraceRecorder recorder = started.recorder();
-        final ServeOptions options = started.options();
-        final List<EngineConfig> configs = started.configs();
+        final TraceRecorder recorder = started.traceRecorder();
+        final EngineConfig first = started.engineConfigs().get(0);
         serving = true;
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {
             // JUL resets its handlers in its own shutdown hook, so shutdown messages go straight to stderr
             System.err.println("tapedeck: shutting down: in-flight requests may finish for up to " +
-                dev.tapedeck.latency.Durations.format(shutdownTimeoutNs));
-            final int aborted = started.close(shutdownTimeoutNs);
+                Durations.format(context.shutdownTimeoutNs()));
+            final int aborted = started.shutdown(context.shutdownTimeoutNs());
             if (aborted > 0)
             {
                 System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
             }
             if (null != recorder)
             {
-                System.err.println("tapedeck: trace " + capture.traceOut + ": " + recorder.writtenRecords() +
-                    " records");
+                System.err.println("tapedeck: trace " + context.capture().traceOut() + ": " +
+                    recorder.writtenRecords() + " records");
             }
         }, "tapedeck-shutdown"));
-        final List<Integer> ports = server.ports();
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}; " +
             "{6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
-            VersionProvider.version(), options.modelNameForResponses(), urls(host, ports), tokenizer.name(),
-            configs.get(0).latencyModel().describe(), options.transport().cliName(), dataParallelSize,
-            configs.get(0).kvCacheBlocks(), configs.get(0).blockSize(), (System.nanoTime() - startNs) / 1_000_000);
+            VersionProvider.version(), options.modelNameForResponses(), urls(started.baseUrls()), tokenizer.name(),
+            first.latencyModel().describe(), options.transport().cliName(), context.dataParallelSize(),
+            first.kvCacheBlocks(), first.blockSize(), (System.nanoTime() - startNs) / 1_000_000);
         if (options.lora().enabled())
         {
             LOG.log(System.Logger.Level.INFO, "LoRA: adapters {0}, max-loras {1}, max-lora-rank {2}",
-                options.lora().modules(), configs.get(0).maxLoras(), options.lora().maxLoraRank());
+                options.lora().modules(), first.maxLoras(), options.lora().maxLoraRank());
         }
         for (final KvEventPublisher publisher : started.kvEventPublishers())
         {
@@ -311,12 +243,12 @@ public final class ServeCommand implements Callable<Integer>
         return 0;
     }
 
-    private static String urls(final String host, final List<Integer> ports)
+    private static String urls(final List<URI> baseUrls)
     {
         final StringBuilder out = new StringBuilder();
-        for (final int p : ports)
+        for (final URI url : baseUrls)
         {
-            out.append(out.length() > 0 ? ", " : "").append("http://").append(host).append(':').append(p);
+            out.append(out.length() > 0 ? ", " : "").append(url);
         }
         return out.toString();
     }

@@ -25,6 +25,7 @@ import picocli.CommandLine;
 
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.serve.Serve;
 import dev.tapedeck.testing.KvEventSubscriber;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -46,7 +47,7 @@ class DataParallelServeIT
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(Duration.ofSeconds(5)).build();
 
-    private static ServeCommand.Started start(final String... extra) throws Exception
+    private static Serve start(final String... extra) throws Exception
     {
         final List<String> args = new ArrayList<>(List.of("serve", "--port", "0", "--model", "my/model",
             "--data-parallel-size", "2", "--latency-model", "knob", "--time-to-first-token", "2ms",
@@ -55,7 +56,7 @@ class DataParallelServeIT
         final CommandLine cli = Main.commandLine();
         cli.parseArgs(args.toArray(new String[0]));
         final ServeCommand serve = cli.getSubcommands().get("serve").getCommand();
-        return serve.start();
+        return Serve.start(serve.context());
     }
 
     private HttpResponse<String> complete(final int port, final String rankHeader, final String prompt,
@@ -110,11 +111,11 @@ class DataParallelServeIT
     @Test
     void shouldKeepOneCacheAndOneEventStreamPerRank() throws Exception
     {
-        final ServeCommand.Started started = start("--enable-kv-cache-events", "--kv-events-endpoint",
+        final Serve started = start("--enable-kv-cache-events", "--kv-events-endpoint",
             "tcp://127.0.0.1:*", "--kv-events-replay-endpoint", "tcp://127.0.0.1:*", "--vllm-version", "0.19.0");
         try (ZContext context = new ZContext())
         {
-            final int port = started.server().ports().get(0);
+            final int port = started.httpServer().ports().get(0);
             final List<KvEventPublisher> publishers = started.kvEventPublishers();
             assertEquals(2, publishers.size(), "one publisher per rank");
             assertNotEquals(publishers.get(0).endpoint(), publishers.get(1).endpoint());
@@ -151,17 +152,17 @@ class DataParallelServeIT
         }
         finally
         {
-            started.close(0);
+            started.close();
         }
     }
 
     @Test
     void shouldRejectABadRankHeader() throws Exception
     {
-        final ServeCommand.Started started = start();
+        final Serve started = start();
         try
         {
-            final int port = started.server().ports().get(0);
+            final int port = started.httpServer().ports().get(0);
             final HttpResponse<String> notANumber = complete(port, "one", "hello", 2);
             assertEquals(400, notANumber.statusCode());
             final JsonNode error = JSON.readTree(notANumber.body()).path("error");
@@ -175,7 +176,7 @@ class DataParallelServeIT
         }
         finally
         {
-            started.close(0);
+            started.close();
         }
     }
 
@@ -186,10 +187,11 @@ class DataParallelServeIT
         final CommandLine cli = Main.commandLine();
         cli.parseArgs("serve", "--port", "0", "--model", "my/model", "--data-parallel-size", "2", "--latency-model",
             "knob", "--time-to-first-token", "1ms", "--inter-token-latency", "100ms");
-        final ServeCommand.Started started = ((ServeCommand)cli.getSubcommands().get("serve").getCommand()).start();
+        final Serve started =
+            Serve.start(((ServeCommand)cli.getSubcommands().get("serve").getCommand()).context());
         try
         {
-            final int port = started.server().ports().get(0);
+            final int port = started.httpServer().ports().get(0);
             // two pinned to rank 0 first: the next four unpinned requests must all go to rank 1 first, then spread
             final List<CompletableFuture<HttpResponse<Void>>> streams = new ArrayList<>();
             for (int i = 0; i < 2; i++)
@@ -211,25 +213,25 @@ class DataParallelServeIT
         }
         finally
         {
-            started.close(0);
+            started.close();
         }
     }
 
-    private static int inFlight(final ServeCommand.Started started, final int rank) throws Exception
+    private static int inFlight(final Serve started, final int rank) throws Exception
     {
-        return started.server().onEngine(0, rank, (Engine e) -> e.numRunning() + e.numWaiting());
+        return started.httpServer().onEngine(0, rank, (Engine e) -> e.numRunning() + e.numWaiting());
     }
 
-    private static int running(final ServeCommand.Started started, final int rank) throws Exception
+    private static int running(final Serve started, final int rank) throws Exception
     {
-        return started.server().onEngine(0, rank, Engine::numRunning);
+        return started.httpServer().onEngine(0, rank, Engine::numRunning);
     }
 
     /**
      * Wait until rank (or, with -1, both ranks together) has the given number of requests running (so the next
      * request's routing sees every earlier one as running, not waiting, and its choice is deterministic).
      */
-    private static void awaitInFlight(final ServeCommand.Started started, final int rank, final int expected)
+    private static void awaitInFlight(final Serve started, final int rank, final int expected)
         throws Exception
     {
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);

@@ -23,6 +23,7 @@ import org.zeromq.ZContext;
 import picocli.CommandLine;
 
 import dev.tapedeck.kv.BlockHasher;
+import dev.tapedeck.serve.Serve;
 import dev.tapedeck.testing.KvEventSubscriber;
 import dev.tapedeck.tokens.HfTokenizer;
 
@@ -61,13 +62,13 @@ class Qwen3KvEventsIT
             "--enable-kv-cache-events", "--kv-events-endpoint", "tcp://127.0.0.1:*", "--kv-events-replay-endpoint",
             "tcp://127.0.0.1:*", "--vllm-version", "0.19.0");
         final ServeCommand serve = cli.getSubcommands().get("serve").getCommand();
-        final ServeCommand.Started started = serve.start();
+        final Serve started = Serve.start(serve.context());
         try (ZContext context = new ZContext())
         {
             final String topic = started.kvEventPublishers().get(0).settings().topic();
             final KvEventSubscriber sub = new KvEventSubscriber(context, started.kvEventPublishers().get(0), topic);
             final HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + started.server().ports().get(0) + "/v1/completions"))
+                URI.create("http://127.0.0.1:" + started.httpServer().ports().get(0) + "/v1/completions"))
                 .header("content-type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(new ObjectMapper().writeValueAsString(java.util.Map.of(
                     "model", "Qwen/Qwen3-8B", "prompt", PROMPT, "max_tokens", 2))))
@@ -90,7 +91,7 @@ class Qwen3KvEventsIT
         }
         finally
         {
-            started.close(0);
+            started.close();
         }
     }
 

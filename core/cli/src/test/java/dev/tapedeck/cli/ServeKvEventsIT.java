@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Timeout;
 import picocli.CommandLine;
 
 import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.serve.Serve;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,14 +29,14 @@ class ServeKvEventsIT
             "--kv-events-endpoint", "tcp://127.0.0.1:*", "--kv-events-replay-endpoint", "tcp://127.0.0.1:*",
             "--vllm-version", "0.24.1");
         final ServeCommand serve = cli.getSubcommands().get("serve").getCommand();
-        final ServeCommand.Started started = serve.start();
+        final Serve started = Serve.start(serve.context());
         try
         {
             assertEquals(2, started.kvEventPublishers().size());
             for (int i = 0; i < 2; i++)
             {
                 final KvEventPublisher publisher = started.kvEventPublishers().get(i);
-                assertEquals("kv@127.0.0.1:" + started.server().ports().get(i) + "@my/model",
+                assertEquals("kv@127.0.0.1:" + started.httpServer().ports().get(i) + "@my/model",
                     publisher.settings().topic());
                 assertTrue(publisher.endpoint().matches("tcp://127\\.0\\.0\\.1:\\d+"), publisher.endpoint());
                 assertTrue(publisher.replayEndpoint().matches("tcp://127\\.0\\.0\\.1:\\d+"),
@@ -47,7 +48,7 @@ class ServeKvEventsIT
         }
         finally
         {
-            started.close(0);
+            started.close();
         }
     }
 }

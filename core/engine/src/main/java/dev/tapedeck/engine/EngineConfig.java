@@ -371,6 +371,37 @@ public final class EngineConfig
     }
 
     /**
+     * A copy of every setting, not concluded: how one template becomes the configs of many engines. The request
+     * observer and the KV event sink are copied as references, so every copy shares them (a recorder is meant to be
+     * shared; a KV event sink is not, see {@link #kvEventSink(KvEventSink)}).
+     *
+     * @return the copy.
+     */
+    public EngineConfig copy()
+    {
+        final EngineConfig copy = new EngineConfig();
+        copy.maxNumSeqs = maxNumSeqs;
+        copy.maxNumBatchedTokens = maxNumBatchedTokens;
+        copy.maxModelLen = maxModelLen;
+        copy.maxWaitingQueueLength = maxWaitingQueueLength;
+        copy.longPrefillTokenThreshold = longPrefillTokenThreshold;
+        copy.schedulingPolicy = schedulingPolicy;
+        copy.blockSize = blockSize;
+        copy.kvCacheBlocks = kvCacheBlocks;
+        copy.enablePrefixCaching = enablePrefixCaching;
+        copy.prefixCachingHashSeed = prefixCachingHashSeed;
+        copy.maxLoras = maxLoras;
+        copy.seed = seed;
+        copy.latencyModel = latencyModel;
+        copy.outputLengths = outputLengths;
+        copy.randomTokenIds = randomTokenIds;
+        copy.eosTokenId = eosTokenId;
+        copy.requestObserver = requestObserver;
+        copy.kvEventSink = kvEventSink;
+        return copy;
+    }
+
+    /**
      * Validate every value; fails with all problems in one message.
      *
      * @return this.

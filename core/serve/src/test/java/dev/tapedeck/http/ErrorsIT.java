@@ -34,9 +34,9 @@ class ErrorsIT
     private static TestServer server;
 
     @BeforeAll
-    static void start() throws InterruptedException
+    static void start() throws Exception
     {
-        server = new TestServer(TestServer.options(), c -> c.maxModelLen(256));
+        server = new TestServer(TestServer.context(), c -> c.maxModelLen(256));
     }
 
     @AfterAll
@@ -179,7 +179,7 @@ class ErrorsIT
     @Test
     void shouldAnswer429WhenTheWaitingQueueIsFull() throws Exception
     {
-        try (TestServer small = new TestServer(TestServer.options(),
+        try (TestServer small = new TestServer(TestServer.context(),
             c -> c.maxNumSeqs(1).maxWaitingQueueLength(1)))
         {
             final List<CompletableFuture<HttpResponse<String>>> streams = new ArrayList<>();
@@ -202,7 +202,7 @@ class ErrorsIT
     @Test
     void shouldAnswer503WhileShuttingDown() throws Exception
     {
-        final TestServer draining = new TestServer(TestServer.options(), EngineConfig::conclude);
+        final TestServer draining = new TestServer(TestServer.context(), EngineConfig::conclude);
         final CompletableFuture<HttpResponse<String>> inFlight = draining.client.sendAsync(
             HttpRequest.newBuilder(draining.uri("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(
                 "{\"prompt\":\"x\",\"max_tokens\":1500,\"stream\":true}")).build(),

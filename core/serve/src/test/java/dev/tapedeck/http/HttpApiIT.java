@@ -31,7 +31,7 @@ class HttpApiIT
     private static TestServer server;
 
     @BeforeAll
-    static void start() throws InterruptedException
+    static void start() throws Exception
     {
         server = TestServer.start();
     }

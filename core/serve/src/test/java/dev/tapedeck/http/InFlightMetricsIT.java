@@ -38,7 +38,7 @@ class InFlightMetricsIT
         // 20 ms per step: 1,000 tokens take 20 s, far longer than the test looks
         final StepLatencyModel slow = new StepLatencyModel(new StepCoefficients("test-slow", 20_000, 0.5, 5, 0, 0,
             "tests"));
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.maxNumSeqs(MAX_NUM_SEQS)
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.maxNumSeqs(MAX_NUM_SEQS)
             .latencyModel(slow)))
         {
             final List<CompletableFuture<HttpResponse<Void>>> streams = new ArrayList<>();

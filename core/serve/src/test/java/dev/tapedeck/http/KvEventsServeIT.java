@@ -171,7 +171,7 @@ class KvEventsServeIT
         assertTrue(shared >= 8 && shared < secondHashes.length, "a long shared prefix: " + shared + " blocks");
 
         final KvEventStager stager = new KvEventStager(1 << 20);
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.kvEventSink(stager));
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.kvEventSink(stager));
             KvEventPublisher publisher = new KvEventPublisher(settings(false), stager).start();
             ZContext context = new ZContext())
         {
@@ -244,7 +244,7 @@ class KvEventsServeIT
             firstTokens.length + " + " + secondTokens.length + " tokens");
 
         final KvEventStager stager = new KvEventStager(1 << 20);
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.kvEventSink(stager)
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.kvEventSink(stager)
                 .kvCacheBlocks(blocks).maxModelLen(blocks * 16));
             KvEventPublisher publisher = new KvEventPublisher(settings(true), stager).start();
             ZContext context = new ZContext())

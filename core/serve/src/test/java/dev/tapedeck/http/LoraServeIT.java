@@ -31,10 +31,9 @@ import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.lora.LoraModules;
 import dev.tapedeck.lora.LoraSettings;
-import dev.tapedeck.net.Transport;
+import dev.tapedeck.serve.ServeContext;
 import dev.tapedeck.testing.NoNettyLeaks;
 import dev.tapedeck.testing.Sse;
-import dev.tapedeck.tokens.ChatTemplate;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -61,11 +60,12 @@ class LoraServeIT
     private static final String SHARED = "the quick brown fox jumps over the lazy dog while the cat sleeps ".repeat(12);
     private static final String INFO = "vllm:lora_requests_info";
 
-    static ServeOptions options()
+    static ServeContext options()
     {
-        return new ServeOptions("127.0.0.1", 0, 1, MODEL, List.of(MODEL), ServeOptions.Mode.RANDOM,
-            ChatTemplate.CHATML, 64 * 1024, 2_000_000_000L, true, "0.19.0", null, 0, Transport.select("auto"),
-            new LoraSettings(true, LoraModules.parse(List.of("sql=/adapters/sql",
+        return TestServer.context()
+            .servedModelNames(List.of(MODEL))
+            .enablePromptTokensDetails(true)
+            .lora(new LoraSettings(true, LoraModules.parse(List.of("sql=/adapters/sql",
                 "{\"name\":\"chat\",\"path\":\"/adapters/chat\",\"base_model_name\":\"base-v1\"}"), List.of(MODEL)),
                 16));
     }

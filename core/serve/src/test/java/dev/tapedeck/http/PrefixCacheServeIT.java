@@ -13,9 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import dev.tapedeck.net.Transport;
+import dev.tapedeck.serve.ServeContext;
 import dev.tapedeck.testing.NoNettyLeaks;
-import dev.tapedeck.tokens.ChatTemplate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,11 +32,10 @@ class PrefixCacheServeIT
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String LABELS = "{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"}";
 
-    private static ServeOptions withPromptTokensDetails()
+    private static ServeContext withPromptTokensDetails()
     {
-        return new ServeOptions("127.0.0.1", 0, 1, TestServer.MODEL, List.of(TestServer.MODEL),
-            ServeOptions.Mode.RANDOM, ChatTemplate.CHATML, 64 * 1024, 0, true,
-            "0.19.0", null, 0, Transport.select("auto"));
+        return TestServer.context().servedModelNames(List.of(TestServer.MODEL)).shutdownTimeoutNs(0)
+            .enablePromptTokensDetails(true);
     }
 
     @Test
@@ -97,7 +95,7 @@ class PrefixCacheServeIT
     void shouldPreemptWhenThePoolRunsOutAndStillFinishEveryAnswer() throws Exception
     {
         // 4 requests of about 10 prompt + 40 output tokens need 13 blocks of 4 each; the pool has 16
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.blockSize(4).kvCacheBlocks(16)
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.blockSize(4).kvCacheBlocks(16)
             .maxModelLen(64).maxNumSeqs(4)))
         {
             final List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();

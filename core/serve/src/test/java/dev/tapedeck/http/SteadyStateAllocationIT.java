@@ -42,7 +42,7 @@ class SteadyStateAllocationIT
 
     private void measure() throws Exception
     {
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.maxNumSeqs(STREAMS)
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.maxNumSeqs(STREAMS)
             .maxModelLen(1 << 20).blockSize(1 << 12).kvCacheBlocks(STREAMS << 8) // every context fits: no preemption
             .latencyModel(new StepLatencyModel(
                 new StepCoefficients("alloc", 10_000, 0, 0, 0, 0, "test"))));

@@ -16,10 +16,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.serve.ServeContext;
 import dev.tapedeck.testing.NoNettyLeaks;
 import dev.tapedeck.testing.Sse;
-import dev.tapedeck.net.Transport;
-import dev.tapedeck.tokens.ChatTemplate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -63,7 +62,7 @@ class StreamingBehaviourIT
     @Test
     void shouldAbortTheRequestWhenTheClientDisconnects() throws Exception
     {
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.latencyModel(
             new StepLatencyModel(new StepCoefficients("slow", 5000, 0, 0, 0, 0, "test")))))
         {
             final String aborts = "vllm:request_success_total{engine=\"0\",finished_reason=\"abort\"," +
@@ -90,10 +89,8 @@ class StreamingBehaviourIT
     @Test
     void shouldMergeTokensForASlowReaderAndLoseNone() throws Exception
     {
-        final ServeOptions o = TestServer.options();
-        final ServeOptions smallSendBuffer = new ServeOptions(o.host(), 0, 1, o.model(), o.servedModelNames(),
-            o.mode(), o.chatTemplate(), o.maxRequestBodyBytes(), 0, false,
-            "0.19.0", null, 16 * 1024, Transport.select("auto"));
+        final ServeContext smallSendBuffer = TestServer.context().shutdownTimeoutNs(0)
+            .socketSendBufferBytes(16 * 1024);
         try (TestServer server = new TestServer(smallSendBuffer, c -> c);
             RawHttp http = new RawHttp(server.ports.get(0), 4096))
         {
@@ -119,7 +116,7 @@ class StreamingBehaviourIT
     @Test
     void shouldRunIndependentReplicasOnTheirOwnPorts() throws Exception
     {
-        try (TestServer server = new TestServer(TestServer.options(3), c -> c))
+        try (TestServer server = new TestServer(TestServer.context().instances(3), c -> c))
         {
             assertEquals(3, server.ports.size());
             final String[] texts = new String[3];
@@ -145,9 +142,8 @@ class StreamingBehaviourIT
     @Test
     void shouldEchoThePromptAndCutAtAStopString() throws Exception
     {
-        final ServeOptions echo = new ServeOptions("127.0.0.1", 0, 1, TestServer.MODEL, List.of(TestServer.MODEL),
-            ServeOptions.Mode.ECHO, ChatTemplate.CHATML, 64 * 1024, 0, true,
-            "0.19.0", null, 0, Transport.select("auto"));
+        final ServeContext echo = TestServer.context().servedModelNames(List.of(TestServer.MODEL))
+            .mode(ServeOptions.Mode.ECHO).shutdownTimeoutNs(0).enablePromptTokensDetails(true);
         try (TestServer server = new TestServer(echo, c -> c))
         {
             final JsonNode plain = JSON.readTree(server.post("/v1/chat/completions",

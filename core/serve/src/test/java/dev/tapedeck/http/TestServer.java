@@ -6,7 +6,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
@@ -14,9 +13,9 @@ import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.serve.Serve;
+import dev.tapedeck.serve.ServeContext;
 import dev.tapedeck.tokens.BuiltinTokenizer;
-import dev.tapedeck.net.Transport;
-import dev.tapedeck.tokens.ChatTemplate;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -32,6 +31,7 @@ public final class TestServer implements AutoCloseable
 
     private static Tokenizer sharedTokenizer;
 
+    final Serve serve;
     final HttpServer server;
     /** The instances' ports. */
     public final List<Integer> ports;
@@ -39,27 +39,31 @@ public final class TestServer implements AutoCloseable
         .connectTimeout(Duration.ofSeconds(5)).build();
 
     /**
-     * @param options face settings.
-     * @param engineSettings adjusts each engine's configuration (before it is concluded).
+     * @param context the server's settings, usually {@link #context()} adjusted.
+     * @throws IOException if the server cannot start.
      * @throws InterruptedException if interrupted while starting.
      */
-    public TestServer(final ServeOptions options, final UnaryOperator<EngineConfig> engineSettings)
-        throws InterruptedException
+    public TestServer(final ServeContext context) throws IOException, InterruptedException
     {
-        final Tokenizer tokenizer = tokenizer();
-        final List<EngineConfig> configs = new ArrayList<>();
-        for (int i = 0; i < options.instances(); i++)
-        {
-            configs.add(engineSettings.apply(new EngineConfig().seed(i).latencyModel(FAST))
-                .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId())
-                .conclude());
-        }
-        server = HttpServer.start(options, configs, tokenizer);
-        ports = server.ports();
+        serve = Serve.start(context);
+        server = serve.httpServer();
+        ports = serve.ports();
     }
 
     /**
-     * @return the tokenizer the test servers use (built-in o200k).
+     * @param context the server's settings, usually {@link #context()} adjusted.
+     * @param engineSettings adjusts the engines' template configuration.
+     * @throws IOException if the server cannot start.
+     * @throws InterruptedException if interrupted while starting.
+     */
+    public TestServer(final ServeContext context, final UnaryOperator<EngineConfig> engineSettings)
+        throws IOException, InterruptedException
+    {
+        this(context.engine(engineSettings.apply(context.engine())));
+    }
+
+    /**
+     * @return the tokenizer the test servers use (built-in o200k), shared by all of them and never closed.
      */
     public static synchronized Tokenizer tokenizer()
     {
@@ -71,27 +75,28 @@ public final class TestServer implements AutoCloseable
     }
 
     /**
-     * @return options for one instance on an ephemeral port.
+     * @return the test servers' settings: one instance on 127.0.0.1 on a free port, the model also served as
+     *     "alias", 64 KiB bodies, 2 s shutdown, the shared tokenizer and the fast step model.
      */
-    public static ServeOptions options()
+    public static ServeContext context()
     {
-        return options(1);
-    }
-
-    static ServeOptions options(final int instances)
-    {
-        return new ServeOptions("127.0.0.1", 0, instances, MODEL, List.of(MODEL, "alias"),
-            ServeOptions.Mode.RANDOM, ChatTemplate.CHATML, 64 * 1024, 2_000_000_000L, false,
-            "0.19.0", null, 0, Transport.select("auto"));
+        return new ServeContext()
+            .model(MODEL)
+            .servedModelNames(List.of(MODEL, "alias"))
+            .maxRequestBodyBytes(64 * 1024)
+            .shutdownTimeoutNs(2_000_000_000L)
+            .tokenizer(tokenizer())
+            .engine(new EngineConfig().latencyModel(FAST));
     }
 
     /**
      * @return a started server with the fast test model.
+     * @throws IOException if the server cannot start.
      * @throws InterruptedException if interrupted while starting.
      */
-    public static TestServer start() throws InterruptedException
+    public static TestServer start() throws IOException, InterruptedException
     {
-        return new TestServer(options(), c -> c);
+        return new TestServer(context());
     }
 
     URI uri(final String path)
@@ -145,6 +150,6 @@ public final class TestServer implements AutoCloseable
     @Override
     public void close()
     {
-        server.shutdown(0);
+        serve.close();
     }
 }

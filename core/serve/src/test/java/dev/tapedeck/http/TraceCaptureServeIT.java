@@ -37,7 +37,7 @@ class TraceCaptureServeIT
             System.nanoTime());
         final List<String> usage = new ArrayList<>();
         final double prefixHits;
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.requestObserver(recorder)))
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.requestObserver(recorder)))
         {
             for (int i = 0; i < 6; i++)
             {

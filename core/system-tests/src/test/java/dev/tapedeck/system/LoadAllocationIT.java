@@ -56,7 +56,7 @@ class LoadAllocationIT
     private void measure() throws Exception
     {
         // 2 ms steps: a request of 4 output tokens takes about 10 ms, so 64 in flight make several thousand a second
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.latencyModel(new StepLatencyModel(
             new StepCoefficients("fast", 2_000, 0, 0, 0, 0, "test")))))
         {
             final URI url = URI.create("http://127.0.0.1:" + server.ports.get(0));

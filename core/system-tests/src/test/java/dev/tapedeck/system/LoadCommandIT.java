@@ -34,7 +34,7 @@ class LoadCommandIT
     Path dir;
 
     @BeforeAll
-    static void start() throws InterruptedException
+    static void start() throws Exception
     {
         server = LoadHarness.longContextServer();
     }

@@ -21,11 +21,10 @@ import dev.tapedeck.load.RequestBodies;
 import dev.tapedeck.load.RunResult;
 import dev.tapedeck.load.Slo;
 import dev.tapedeck.cli.Main;
-import dev.tapedeck.http.ServeOptions;
 import dev.tapedeck.http.TestServer;
 import dev.tapedeck.load.client.LoadClient;
 import dev.tapedeck.net.Transport;
-import dev.tapedeck.tokens.ChatTemplate;
+import dev.tapedeck.serve.ServeContext;
 
 /**
  * Shared plumbing of the load tests: serve options for long prompts, one {@link LoadRun} through a fresh client, and
@@ -67,13 +66,12 @@ final class LoadHarness
 
     /**
      * @param maxRequestBodyBytes largest body the server accepts (real prompts of 100k tokens are about 1 MB).
-     * @return options for one instance on an ephemeral port.
+     * @return settings of one instance on an ephemeral port.
      */
-    static ServeOptions serveOptions(final int maxRequestBodyBytes)
+    static ServeContext serveContext(final int maxRequestBodyBytes)
     {
-        return new ServeOptions("127.0.0.1", 0, 1, TestServer.MODEL, List.of(TestServer.MODEL),
-            ServeOptions.Mode.RANDOM, ChatTemplate.CHATML, maxRequestBodyBytes, 2_000_000_000L, false, "0.19.0", null,
-            0, Transport.select("auto"));
+        return TestServer.context().servedModelNames(List.of(TestServer.MODEL))
+            .maxRequestBodyBytes(maxRequestBodyBytes);
     }
 
     /**
@@ -83,9 +81,9 @@ final class LoadHarness
      * @return the running server.
      * @throws InterruptedException if interrupted while starting.
      */
-    static TestServer longContextServer() throws InterruptedException
+    static TestServer longContextServer() throws IOException, InterruptedException
     {
-        return new TestServer(serveOptions(16 << 20), c -> c.maxModelLen(262_144).kvCacheBlocks(200_000)
+        return new TestServer(serveContext(16 << 20), c -> c.maxModelLen(262_144).kvCacheBlocks(200_000)
             .maxNumBatchedTokens(32_768));
     }
 

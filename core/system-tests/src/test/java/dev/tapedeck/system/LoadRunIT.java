@@ -76,7 +76,7 @@ class LoadRunIT
         }
         final LoadPlan plan = LoadPlan.fromWorkload(new Workload("test", 0, requests, List.of()), 1.0, 0, 0, null, 0);
         // 20 ms steps: the engine never falls behind, so every token gets its own chunk
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.latencyModel(new StepLatencyModel(
             new StepCoefficients("slow", 20_000, 0, 0, 0, 0, "test")))))
         {
             final RunResult result = run(server, new LoadRun.Settings(plan, LoadRun.Mode.OPEN, 0, 0, 0, 0,
@@ -105,7 +105,7 @@ class LoadRunIT
     {
         final LoadPlan plan = LoadPlan.pool(12, LengthDistribution.parse("30"), LengthDistribution.parse("6"), 3);
         // 20 ms steps: every token gets its own chunk; the include_usage summary at the end adds no token
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.latencyModel(new StepLatencyModel(
             new StepCoefficients("slow", 20_000, 0, 0, 0, 0, "test")))))
         {
             final RunResult result = run(server, new LoadRun.Settings(plan, LoadRun.Mode.CLOSED, 4, 12, 0, 0,
@@ -125,7 +125,7 @@ class LoadRunIT
         final LoadPlan slowPlan = LoadPlan.pool(4, LengthDistribution.parse("20"), LengthDistribution.parse("200"), 1);
         final LoadPlan quickPlan = LoadPlan.pool(8, LengthDistribution.parse("20"), LengthDistribution.parse("2"), 2);
         // 20 ms steps: 200 tokens take 4 s, far beyond the first run's 200 ms drain
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.latencyModel(new StepLatencyModel(
             new StepCoefficients("slow", 20_000, 0, 0, 0, 0, "test"))));
             LoadClient client = client(server))
         {
@@ -164,7 +164,7 @@ class LoadRunIT
         final LoadPlan plan = LoadPlan.pool(16, LengthDistribution.parse("20"), LengthDistribution.parse("3"), 1);
         // 10 ms steps: each request takes about 30 ms, so 8 in flight finish about 130 requests in half a second;
         // most replacements are spares the event loop starts at once, and those never used must not count as sent
-        try (TestServer server = new TestServer(TestServer.options(), c -> c.latencyModel(new StepLatencyModel(
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.latencyModel(new StepLatencyModel(
             new StepCoefficients("steady", 10_000, 0, 0, 0, 0, "test")))))
         {
             final RunResult result = run(server, new LoadRun.Settings(plan, LoadRun.Mode.CLOSED, 8, 0, 0.5, 0,

@@ -64,7 +64,7 @@ class MooncakePrefixHitsIT
             promptTokens);
 
         // KV blocks for every prompt of the run, so nothing is evicted
-        try (TestServer server = new TestServer(LoadHarness.serveOptions(16 << 20), c -> c.maxModelLen(262_144)
+        try (TestServer server = new TestServer(LoadHarness.serveContext(16 << 20), c -> c.maxModelLen(262_144)
             .kvCacheBlocks(300_000).maxNumBatchedTokens(32_768)))
         {
             final LoadRun.Settings oneAtATime = new LoadRun.Settings(plan, LoadRun.Mode.CLOSED, 1, REQUESTS, 0, 0,

@@ -50,7 +50,7 @@ class WorkloadFormatsIT
     Path dir;
 
     @BeforeAll
-    static void start() throws InterruptedException
+    static void start() throws Exception
     {
         server = LoadHarness.longContextServer();
     }
