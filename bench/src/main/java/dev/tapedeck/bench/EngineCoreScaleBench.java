@@ -1,7 +1,6 @@
 package dev.tapedeck.bench;
 
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -15,11 +14,11 @@ import org.zeromq.ZMQ;
 import org.zeromq.ZMsg;
 
 import dev.tapedeck.engine.EngineConfig;
-import dev.tapedeck.enginecore.PlayOptions;
-import dev.tapedeck.enginecore.PlayServer;
 import dev.tapedeck.net.ZmqConnector;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.play.Play;
+import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.protocol.enginecore.EngineCoreOutputsEncoder;
 import dev.tapedeck.protocol.enginecore.SchedulerStats;
 import dev.tapedeck.protocol.enginecore.VllmLine;
@@ -128,10 +127,9 @@ public final class EngineCoreScaleBench
             // huge blocks so the KV pool holds every context for the whole run: capacity is not what this measures
             final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 24)
                 .blockSize(1 << 14).kvCacheBlocks(RUNNING << 10)
-                .latencyModel(new StepLatencyModel(new StepCoefficients("bench", stepMicros, 0, 0, 0, 0, "bench")))
-                .tokenSpace(new int[] {0}, -1).conclude();
-            final PlayServer server = PlayServer.start(new PlayOptions(handshakeAddress, 1, VllmLine.NEWEST, null,
-                TimeUnit.SECONDS.toNanos(30), 0), List.of(config));
+                .latencyModel(new StepLatencyModel(new StepCoefficients("bench", stepMicros, 0, 0, 0, 0, "bench")));
+            final Play server = Play.start(new PlayContext().handshakeAddress(handshakeAddress)
+                .handshakeTimeoutNs(TimeUnit.SECONDS.toNanos(30)).shutdownTimeoutNs(0).engine(config));
             final ZMsg hello = ZMsg.recvMsg(handshake);
             final byte[] identity = hello.pop().getData();
             handshake.sendMore(identity);

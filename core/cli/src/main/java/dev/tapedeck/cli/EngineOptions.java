@@ -1,6 +1,5 @@
 package dev.tapedeck.cli;
 
-import java.io.IOException;
 import java.nio.file.Path;
 
 import picocli.CommandLine;
@@ -8,9 +7,6 @@ import picocli.CommandLine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.SchedulingPolicy;
 import dev.tapedeck.kv.KvCapacity;
-import dev.tapedeck.tokens.BuiltinTokenizer;
-import dev.tapedeck.tokens.HfTokenizer;
-import dev.tapedeck.tokens.Tokenizer;
 
 /**
  * Engine flags shared by every face that runs an engine ({@code serve}, {@code play}, {@code simulate}), with vLLM's
@@ -100,11 +96,6 @@ final class EngineOptions
     @CommandLine.Mixin
     LatencyOptions latency = new LatencyOptions();
 
-    Tokenizer loadTokenizer() throws IOException
-    {
-        return null == tokenizerFile ? new BuiltinTokenizer() : new HfTokenizer(tokenizerFile);
-    }
-
     /** The model whose dimensions size the KV cache under --gpu-memory-gb (the served model's name). */
     private String capacityModel;
 
@@ -149,11 +140,6 @@ final class EngineOptions
     }
 
     /**
-     * @param instance replica index (offsets the seed).
-     * @param tokenizer the tokenizer (its vocabulary feeds random output).
-     * @return a concluded configuration.
-     */
-    /**
      * @return the engines' template: every engine setting the flags give, seed {@code --seed}, not concluded (the
      *     product adds each engine's seed offset and token space).
      */
@@ -173,21 +159,5 @@ final class EngineOptions
             .maxLoras(maxLoras)
             .seed(seed)
             .latencyModel(latency.build(maxNumSeqs));
-    }
-
-    EngineConfig build(final int instance, final Tokenizer tokenizer)
-    {
-        return build(instance, tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
-    }
-
-    /**
-     * @param instance replica index (offsets the seed).
-     * @param randomTokenIds ids random output is drawn from.
-     * @param eosTokenId the id a naturally ending answer ends with.
-     * @return a concluded configuration.
-     */
-    EngineConfig build(final int instance, final int[] randomTokenIds, final int eosTokenId)
-    {
-        return template().seed(seed + instance).tokenSpace(randomTokenIds, eosTokenId).conclude();
     }
 }

@@ -1,19 +1,15 @@
 package dev.tapedeck.cli;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
 
 import dev.tapedeck.capture.TraceRecorder;
-import dev.tapedeck.engine.EngineConfig;
-import dev.tapedeck.enginecore.PlayOptions;
-import dev.tapedeck.enginecore.PlayServer;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.latency.Durations;
+import dev.tapedeck.play.Play;
+import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.protocol.enginecore.VllmLine;
-import dev.tapedeck.tokens.Tokenizer;
 
 /**
  * {@code tapedeck play}: simulated engine cores behind a real vLLM frontend, over vLLM's ZeroMQ + msgpack protocol.
@@ -72,82 +68,58 @@ public final class PlayCommand implements Callable<Integer>
     @CommandLine.Mixin
     CaptureOptions capture = new CaptureOptions();
 
+    /**
+     * @return the settings the flags describe.
+     * @throws IllegalArgumentException if a flag's value is invalid.
+     */
+    PlayContext context()
+    {
+        final VllmLine line = VllmLine.of(vllmLine);
+        engine.capacityModel(model);
+        return new PlayContext()
+            .handshakeAddress(handshakeAddress)
+            .engineCount(engineCount)
+            .vllmLine(line)
+            .handshakeTimeoutNs(handshakeTimeoutNs)
+            .shutdownTimeoutNs(shutdownTimeoutNs)
+            .engine(engine.template())
+            .tokenizerFile(engine.tokenizerFile)
+            .kvEvents(kvEvents.enabled ? kvEvents.settings(line, "", 0) : null)
+            .capture(capture.settings());
+    }
+
     @Override
     public Integer call() throws Exception
     {
-        final VllmLine line = VllmLine.of(vllmLine);
-        final Tokenizer tokenizer = null == engine.tokenizerFile ? null : engine.loadTokenizer();
-        final PlayOptions options = new PlayOptions(handshakeAddress, engineCount, line,
-            null == tokenizer ? null : tokenizer.vocabulary(), handshakeTimeoutNs, shutdownTimeoutNs);
-        engine.capacityModel(model);
-        final List<EngineConfig> configs = new ArrayList<>();
-        final List<KvEventPublisher> publishers = new ArrayList<>();
-        final TraceRecorder recorder;
-        final PlayServer server;
-        try
-        {
-            for (int i = 0; i < engineCount; i++)
-            {
-                final EngineConfig config = null == tokenizer ? engine.build(i, new int[] {0}, -1) :
-                    engine.build(i, tokenizer);
-                if (kvEvents.enabled)
-                {
-                    // engine i is data-parallel rank i of the frontend: its own port and rank, as vLLM's DP ranks
-                    final KvEventPublisher publisher = new KvEventPublisher(
-                        kvEvents.settings(line, "", i).forReplica(i)).start();
-                    publishers.add(publisher);
-                    config.kvEventSink(publisher.sink());
-                    LOG.log(System.Logger.Level.INFO, "engine {0}: KV events on {1} (topic ''{2}''){3}", i,
-                        publisher.endpoint(), publisher.settings().topic(), null == publisher.replayEndpoint() ?
-                        "" : ", replay on " + publisher.replayEndpoint());
-                }
-                configs.add(config);
-            }
-            recorder = capture.settings().start("tapedeck-play", null, configs, System.nanoTime());
-        }
-        catch (final RuntimeException ex)
-        {
-            publishers.forEach(KvEventPublisher::close);
-            throw ex;
-        }
-        try
-        {
-            server = PlayServer.start(options, configs);
-        }
-        catch (final RuntimeException ex)
-        {
-            publishers.forEach(KvEventPublisher::close);
-            if (null != recorder)
-            {
-                recorder.close();
-            }
-            throw ex;
-        }
+        final Play play = Play.start(context());
+        final PlayContext context = play.context();
+        final TraceRecorder recorder = play.traceRecorder();
         ServeCommand.markServing();
         Runtime.getRuntime().addShutdownHook(new Thread(() ->
         {
             System.err.println("tapedeck: shutting down: running requests may finish for up to " +
-                Durations.format(shutdownTimeoutNs));
-            final int aborted = server.shutdown(shutdownTimeoutNs);
+                Durations.format(context.shutdownTimeoutNs()));
+            final int aborted = play.shutdown(context.shutdownTimeoutNs());
             if (aborted > 0)
             {
                 System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
             }
-            publishers.forEach(KvEventPublisher::close);
             if (null != recorder)
             {
-                recorder.close();
-                System.err.println("tapedeck: trace " + capture.traceOut + ": " + recorder.writtenRecords() +
-                    " records");
-            }
-            if (null != tokenizer)
-            {
-                tokenizer.close();
+                System.err.println("tapedeck: trace " + context.capture().traceOut() + ": " +
+                    recorder.writtenRecords() + " records");
             }
         }, "tapedeck-shutdown"));
+        for (int i = 0; i < play.kvEventPublishers().size(); i++)
+        {
+            final KvEventPublisher publisher = play.kvEventPublishers().get(i);
+            LOG.log(System.Logger.Level.INFO, "engine {0}: KV events on {1} (topic ''{2}''){3}", i,
+                publisher.endpoint(), publisher.settings().topic(), null == publisher.replayEndpoint() ?
+                "" : ", replay on " + publisher.replayEndpoint());
+        }
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} play: {1} engine(s) connecting to {2} (vLLM line {3}, " +
-            "output tokens from {4})", VersionProvider.version(), engineCount, handshakeAddress, line.label(),
-            null == tokenizer ? "each request's prompt" : tokenizer.name());
+            "output tokens from {4})", VersionProvider.version(), context.engineCount(), context.handshakeAddress(),
+            context.vllmLine().label(), null == play.tokenizer() ? "each request's prompt" : play.tokenizer().name());
         return 0;
     }
 }

@@ -99,15 +99,15 @@ class CliTest
         final EngineOptions h100 = new EngineOptions();
         new CommandLine(h100).setCaseInsensitiveEnumValuesAllowed(true).parseArgs("--gpu-memory-gb", "80");
         // (80e9 x 0.9 - 8,190,735,360 x 2 - overhead) / (147,456 B per token x 16)
-        assertEquals(23_049, h100.capacityModel("Qwen/Qwen3-8B").build(0, new int[] {1}, 0).kvCacheBlocks());
+        assertEquals(23_049, h100.capacityModel("Qwen/Qwen3-8B").template().kvCacheBlocks());
         final EngineOptions custom = new EngineOptions();
         new CommandLine(custom).setCaseInsensitiveEnumValuesAllowed(true).parseArgs("--gpu-memory-gb", "48",
             "--gpu-memory-utilization", "0.5", "--kv-bytes-per-token", "65536", "--model-weights-gb", "10");
         // (24e9 - 10e9 - overhead) / (65,536 x 16)
-        assertEquals(12_171, custom.capacityModel("my/unknown").build(0, new int[] {1}, 0).kvCacheBlocks());
+        assertEquals(12_171, custom.capacityModel("my/unknown").template().kvCacheBlocks());
         final EngineOptions defaults = new EngineOptions();
         new CommandLine(defaults).setCaseInsensitiveEnumValuesAllowed(true).parseArgs();
-        assertEquals(33_600, defaults.build(0, new int[] {1}, 0).kvCacheBlocks());
+        assertEquals(33_600, defaults.template().kvCacheBlocks());
 
         final CliRun both = run("serve", "--port", "0", "--gpu-memory-gb", "80", "--kv-cache-size", "1000");
         assertEquals(2, both.exitCode());
@@ -149,13 +149,13 @@ class CliTest
     {
         final EngineOptions defaults = new EngineOptions();
         new CommandLine(defaults).setCaseInsensitiveEnumValuesAllowed(true).parseArgs();
-        assertTrue(defaults.build(0, new int[] {1}, 0).enablePrefixCaching());
-        assertEquals("0", defaults.build(0, new int[] {1}, 0).prefixCachingHashSeed());
+        assertTrue(defaults.template().enablePrefixCaching());
+        assertEquals("0", defaults.template().prefixCachingHashSeed());
         final EngineOptions off = new EngineOptions();
         new CommandLine(off).setCaseInsensitiveEnumValuesAllowed(true)
             .parseArgs("--no-enable-prefix-caching", "--prefix-caching-hash-seed", "42");
-        assertTrue(!off.build(0, new int[] {1}, 0).enablePrefixCaching());
-        assertEquals("42", off.build(0, new int[] {1}, 0).prefixCachingHashSeed());
+        assertTrue(!off.template().enablePrefixCaching());
+        assertEquals("42", off.template().prefixCachingHashSeed());
     }
 
     @Test

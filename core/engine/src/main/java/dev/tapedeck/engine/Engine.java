@@ -405,16 +405,17 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
      * Forget every cached prefix block (vLLM's {@code reset_prefix_cache}); refused while requests run, since they
      * hold blocks.
      *
+     * @param nowNs the current time on the engine's clock (the timestamp of the {@code AllBlocksCleared} batch).
      * @return true if the cache was reset.
      */
-    public boolean resetPrefixCache()
+    public boolean resetPrefixCache(final long nowNs)
     {
         if (scheduler.runningCount() > 0)
         {
             return false;
         }
         kv.pool().reset();
-        kv.endOfStep();
+        kv.endOfStep(nowNs);
         return true;
     }
 
@@ -491,7 +492,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         if (step.isEmpty())
         {
             stepInFlight = false;
-            kv.endOfStep(); // nothing was stored; publishes nothing unless something else changed blocks
+            kv.endOfStep(startNs); // nothing was stored; publishes nothing unless something else changed blocks
             return;
         }
         stepSequence++;
@@ -507,7 +508,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         final long endNs = step.endNs();
         lastStepEndNs = endNs;
         metrics.onStep(step.totalTokens());
-        kv.endOfStep(); // the blocks this step stored or evicted, published when the step is done, as vLLM does
+        kv.endOfStep(endNs); // the blocks this step stored or evicted, published when the step is done, as vLLM does
         if (null != observer)
         {
             stepPrefillTokens = countPrefillTokens();

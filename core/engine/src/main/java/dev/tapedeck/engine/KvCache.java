@@ -183,12 +183,14 @@ final class KvCache
 
     /**
      * The engine step's events are complete.
+     *
+     * @param nowNs the end of the step.
      */
-    void endOfStep()
+    void endOfStep(final long nowNs)
     {
         if (null != events)
         {
-            events.endOfStep();
+            events.endOfStep(nowNs);
         }
     }
 

@@ -3,7 +3,7 @@ package dev.tapedeck.kv;
 /**
  * Told of every change to the set of cached blocks, in the order it happens, as vLLM's KV-cache events describe it:
  * full blocks entering the cache ({@code BlockStored}), cached blocks dropped because their block was reused
- * ({@code BlockRemoved}), and the whole cache forgotten ({@code AllBlocksCleared}); {@link #endOfStep()} closes the
+ * ({@code BlockRemoved}), and the whole cache forgotten ({@code AllBlocksCleared}); {@link #endOfStep(long)} closes the
  * events of one engine step (one published batch).
  * <p>
  * Arrays are lent for the duration of the call only: an implementation copies what it keeps and allocates nothing.
@@ -56,6 +56,8 @@ public interface KvEventSink
 
     /**
      * The events since the previous call belong to one engine step; publish them as one batch (nothing when none).
+     *
+     * @param nowNs the end of the step on the engine's clock: the batch's timestamp.
      */
-    void endOfStep();
+    void endOfStep(long nowNs);
 }

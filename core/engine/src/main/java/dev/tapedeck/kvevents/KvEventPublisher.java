@@ -4,13 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.BackoffIdleStrategy;
-import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.MessageHandler;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -24,11 +20,16 @@ import org.zeromq.ZMQ;
  * then the end marker {@code ["", ff ff ff ff ff ff ff ff, ""]}. The history keeps the last
  * {@link KvEventsSettings#bufferSteps()} batches.
  * <p>
+ * <p>
+ * It is an Agrona {@link Agent}: {@link KvEventPublishers} runs every publisher of a process on one thread with an
+ * {@code AgentRunner}; a test may drive one with an {@code AgentInvoker} on its own thread.
+ * <p>
  * <b>Threading</b>: the engine hands events over through {@link #sink()} (its thread only, never blocking); both
- * sockets live on the publisher's own thread (ZeroMQ sockets are confined to one thread), which drains the ring,
- * encodes, sends and answers replays. {@link #start()} and {@link #close()} may be called from any thread, once each.
+ * sockets are opened in {@link #onStart()} and used only by the agent's duty cycle (ZeroMQ sockets are confined to one
+ * thread), which drains the ring, encodes, sends and answers replays. {@link #endpoint()}, {@link #replayEndpoint()}
+ * and the counters may be read from any thread.
  */
-public final class KvEventPublisher implements AutoCloseable
+public final class KvEventPublisher implements Agent
 {
     private static final System.Logger LOG = System.getLogger(KvEventPublisher.class.getName());
     private static final byte[] END_MARKER = {-1, -1, -1, -1, -1, -1, -1, -1};
@@ -41,31 +42,26 @@ public final class KvEventPublisher implements AutoCloseable
     private final KvEventBatchEncoder encoder;
     private final byte[][] history;
     private final byte[] topic;
+    private final ZContext context;
     private final CompletableFuture<String[]> bound = new CompletableFuture<>();
-    private volatile boolean running;
+    private final MessageHandler batchHandler = this::onBatch;
     private volatile long publishedBatches;
-    private Thread thread;
     private ZMQ.Socket publisher;
+    private ZMQ.Socket replay;
     private long nextSequence;
     private long droppedLogged;
 
     /**
-     * @param settings endpoints, topic, encoding.
-     */
-    public KvEventPublisher(final KvEventsSettings settings)
-    {
-        this(settings, new KvEventStager(settings.ringBytes()));
-    }
-
-    /**
-     * A publisher for events an engine already stages (an engine built before its topic was known).
+     * A publisher for events an engine stages.
      *
      * @param settings endpoints, topic, encoding.
-     * @param stager the engine's side.
+     * @param stager the engine's side (given to the engine as its {@code EngineConfig.kvEventSink}).
+     * @param context the ZeroMQ context its sockets are made in (shared by a process's publishers).
      */
-    public KvEventPublisher(final KvEventsSettings settings, final KvEventStager stager)
+    public KvEventPublisher(final KvEventsSettings settings, final KvEventStager stager, final ZContext context)
     {
         this.settings = settings;
+        this.context = context;
         this.stager = stager;
         this.encoder = new KvEventBatchEncoder(settings.eventsAsMaps(), settings.dataParallelRank());
         this.history = new byte[settings.bufferSteps()][];
@@ -86,40 +82,6 @@ public final class KvEventPublisher implements AutoCloseable
     public KvEventsSettings settings()
     {
         return settings;
-    }
-
-    /**
-     * Open the sockets on the publisher's thread and start publishing; events the engine staged before are sent
-     * first.
-     *
-     * @return this.
-     * @throws IllegalArgumentException if an endpoint cannot be bound or connected.
-     */
-    public KvEventPublisher start()
-    {
-        running = true;
-        thread = new Thread(this::run, "tapedeck-kv-events");
-        thread.setDaemon(true);
-        thread.start();
-        try
-        {
-            bound.get(10, TimeUnit.SECONDS);
-        }
-        catch (final ExecutionException ex)
-        {
-            running = false;
-            throw new IllegalArgumentException(ex.getCause().getMessage(), ex.getCause());
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while opening the KV events sockets", ex);
-        }
-        catch (final TimeoutException ex)
-        {
-            throw new IllegalStateException("the KV events sockets did not open within 10 s", ex);
-        }
-        return this;
     }
 
     /**
@@ -155,86 +117,107 @@ public final class KvEventPublisher implements AutoCloseable
     }
 
     /**
-     * Send what the engine staged, then close the sockets and stop the thread.
+     * @return the sockets' endpoints once {@link #onStart()} ran: completes with {@code [pub, replay or null]}, or
+     *     exceptionally with an {@link IllegalArgumentException} naming the endpoint that could not be opened.
      */
-    @Override
-    public void close()
+    CompletableFuture<String[]> bound()
     {
-        running = false;
-        if (null != thread)
-        {
-            try
-            {
-                thread.join(5_000);
-            }
-            catch (final InterruptedException ex)
-            {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return bound;
     }
 
-    private void run()
+    @Override
+    public String roleName()
     {
-        try (ZContext context = new ZContext(1))
+        return "tapedeck-kv-events";
+    }
+
+    /**
+     * Open the sockets. Never throws: a socket that cannot be opened fails {@link #bound()} and the publisher then
+     * does nothing, so the other publishers on the same thread keep working.
+     */
+    @Override
+    public void onStart()
+    {
+        try
         {
-            final ZMQ.Socket replay;
-            try
+            publisher = context.createSocket(SocketType.PUB);
+            publisher.setSndHWM(HIGH_WATER_MARK);
+            publisher.setLinger(1_000);
+            if (settings.bindsPublisher())
             {
-                publisher = context.createSocket(SocketType.PUB);
-                publisher.setSndHWM(HIGH_WATER_MARK);
-                publisher.setLinger(1_000);
-                if (settings.bindsPublisher())
-                {
-                    publisher.bind(settings.endpoint());
-                }
-                else
-                {
-                    publisher.connect(settings.endpoint());
-                }
-                replay = null == settings.replayEndpoint() ? null : context.createSocket(SocketType.ROUTER);
-                if (null != replay)
-                {
-                    replay.setLinger(0);
-                    replay.bind(settings.replayEndpoint());
-                }
-                bound.complete(new String[] {
-                    settings.bindsPublisher() ? publisher.getLastEndpoint() : settings.endpoint(),
-                    null == replay ? null : replay.getLastEndpoint()});
+                publisher.bind(settings.endpoint());
             }
-            catch (final RuntimeException ex)
+            else
             {
-                bound.completeExceptionally(new IllegalArgumentException("KV events: cannot open " +
-                    settings.endpoint() + (null == settings.replayEndpoint() ? "" : " / " +
-                    settings.replayEndpoint()) + ": " + ex.getMessage(), ex));
-                return;
+                publisher.connect(settings.endpoint());
             }
-            loop(replay);
+            replay = null == settings.replayEndpoint() ? null : context.createSocket(SocketType.ROUTER);
+            if (null != replay)
+            {
+                replay.setLinger(0);
+                replay.bind(settings.replayEndpoint());
+            }
+            bound.complete(new String[] {
+                settings.bindsPublisher() ? publisher.getLastEndpoint() : settings.endpoint(),
+                null == replay ? null : replay.getLastEndpoint()});
         }
         catch (final RuntimeException ex)
         {
-            LOG.log(System.Logger.Level.ERROR, "KV events publisher failed: " + ex.getMessage(), ex);
+            closeSockets();
+            bound.completeExceptionally(new IllegalArgumentException("KV events: cannot open " +
+                settings.endpoint() + (null == settings.replayEndpoint() ? "" : " / " +
+                settings.replayEndpoint()) + ": " + ex.getMessage(), ex));
         }
     }
 
-    private void loop(final ZMQ.Socket replay)
+    /**
+     * One duty cycle: send the batches the engine staged, answer one replay request, report drops.
+     *
+     * @return work done (0 when idle).
+     */
+    @Override
+    public int doWork()
     {
-        final MessageHandler handler = this::onBatch;
-        final IdleStrategy idle = new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(10),
-            TimeUnit.MILLISECONDS.toNanos(1));
-        while (running)
+        if (null == publisher)
         {
-            int work = stager.ring().read(handler, BATCHES_PER_POLL);
-            if (null != replay)
-            {
-                work += serveReplay(replay);
-            }
-            reportDrops();
-            idle.idle(work);
+            return 0;
         }
-        while (stager.ring().read(handler, BATCHES_PER_POLL) > 0)
+        int work = stager.ring().read(batchHandler, BATCHES_PER_POLL);
+        if (null != replay)
         {
-            reportDrops();
+            work += serveReplay(replay);
+        }
+        reportDrops();
+        return work;
+    }
+
+    /**
+     * Send what the engine staged, then close the sockets.
+     */
+    @Override
+    public void onClose()
+    {
+        if (null != publisher)
+        {
+            while (stager.ring().read(batchHandler, BATCHES_PER_POLL) > 0)
+            {
+                reportDrops();
+            }
+        }
+        closeSockets();
+    }
+
+    private void closeSockets()
+    {
+        if (null != publisher)
+        {
+            publisher.close();
+            publisher = null;
+        }
+        if (null != replay)
+        {
+            replay.close();
+            replay = null;
         }
     }
 

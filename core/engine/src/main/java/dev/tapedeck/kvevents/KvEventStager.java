@@ -4,6 +4,10 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.EpochNanoClock;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemEpochNanoClock;
+import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
@@ -12,12 +16,13 @@ import dev.tapedeck.kv.KvEventSink;
 
 /**
  * The engine's side of KV-cache events: collects one step's events in a compact binary record and, at
- * {@link #endOfStep()}, hands the record to the publisher through a bounded single-producer ring (Agrona's
+ * {@link #endOfStep(long)}, hands the record to the publisher through a bounded single-producer ring (Agrona's
  * {@link OneToOneRingBuffer}). Never blocks: when the ring is full the step's batch is dropped and counted in
  * {@link #droppedBatches()} (the publisher logs it). Allocates nothing once its staging buffer has grown to the
  * largest step seen.
  * <p>
- * Record layout (native order): {@code long epochNs}, then events: {@code byte STORED, int blockCount,
+ * Record layout (native order): {@code long epochNs} (the step's end on the engine's clock, moved to the epoch by
+ * the offset between the two clocks read once at construction), then events: {@code byte STORED, int blockCount,
  * int blockSize, byte hasParent, long parent, int loraId (0: none), int loraNameLength (-1: none),
  * byte[loraNameLength] loraName, long[blockCount] hashes, int[blockCount * blockSize] tokens};
  * {@code byte REMOVED, long hash}; {@code byte CLEARED}.
@@ -41,14 +46,26 @@ public final class KvEventStager implements KvEventSink
     private int length = HEADER_BYTES;
 
     /**
+     * A stager for an engine on the system's clock.
+     *
      * @param ringBytes ring capacity, a power of two.
      */
     public KvEventStager(final int ringBytes)
     {
+        this(ringBytes, SystemNanoClock.INSTANCE, SystemEpochNanoClock.INSTANCE);
+    }
+
+    /**
+     * @param ringBytes ring capacity, a power of two.
+     * @param engineClock the engine's clock, whose times {@link #endOfStep(long)} receives.
+     * @param epochClock the wall clock batches are dated by.
+     */
+    public KvEventStager(final int ringBytes, final NanoClock engineClock, final EpochNanoClock epochClock)
+    {
         ring = new OneToOneRingBuffer(new UnsafeBuffer(
             ByteBuffer.allocateDirect(ringBytes + RingBufferDescriptor.TRAILER_LENGTH)));
-        nanoBase = System.nanoTime();
-        epochBaseNs = System.currentTimeMillis() * 1_000_000L;
+        nanoBase = engineClock.nanoTime();
+        epochBaseNs = epochClock.nanoTime();
     }
 
     @Override
@@ -97,13 +114,13 @@ public final class KvEventStager implements KvEventSink
     }
 
     @Override
-    public void endOfStep()
+    public void endOfStep(final long nowNs)
     {
         if (HEADER_BYTES == length)
         {
             return;
         }
-        staging.putLong(0, epochBaseNs + (System.nanoTime() - nanoBase));
+        staging.putLong(0, epochBaseNs + (nowNs - nanoBase));
         if (length > ring.maxMsgLength() || !ring.write(BATCH_MESSAGE, staging, 0, length))
         {
             droppedBatches.incrementAndGet();

@@ -48,10 +48,10 @@ class KvCacheSchedulingTest
         final int[] prompt = EngineHarness.prompt("shared", 100);
         final Request running = h.submit("first", prompt, 3);
         h.poke();
-        assertFalse(h.engine.resetPrefixCache(), "refused while a request holds blocks");
+        assertFalse(h.engine.resetPrefixCache(h.nowNs), "refused while a request holds blocks");
         h.runUntilIdle();
         assertEquals(3, running.numOutputTokens());
-        assertTrue(h.engine.resetPrefixCache());
+        assertTrue(h.engine.resetPrefixCache(h.nowNs));
         assertEquals(0, h.engine.kvBlockPool().cachedBlocks());
         final Request second = h.submit("second", prompt, 1);
         h.runUntilIdle();

@@ -197,7 +197,7 @@ class LoraSchedulingTest
             }
 
             @Override
-            public void endOfStep()
+            public void endOfStep(final long nowNs)
             {
             }
         };

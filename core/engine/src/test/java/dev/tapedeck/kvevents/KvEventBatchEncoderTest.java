@@ -34,16 +34,17 @@ class KvEventBatchEncoderTest
     /** Stage through the engine's side and take the record back out of the ring. */
     private static byte[] encode(final boolean asMaps, final java.util.function.Consumer<KvEventStager> events)
     {
-        final KvEventStager stager = new KvEventStager(64 * 1024);
+        // the engine's clock reads 0 when the stager is made and the step ends 250 ms later: the batch is dated by the
+        // wall clock at the stager's making plus those 250 ms, the example's timestamp
+        final KvEventStager stager = new KvEventStager(64 * 1024, () -> 0L, () -> TS_NS - 250_000_000L);
         events.accept(stager);
-        stager.endOfStep();
+        stager.endOfStep(250_000_000L);
         final KvEventBatchEncoder encoder = new KvEventBatchEncoder(asMaps, 0);
         final byte[][] out = new byte[1][];
         assertEquals(1, stager.ring().read((type, buffer, index, length) ->
         {
             final UnsafeBuffer copy = new UnsafeBuffer(new byte[length]);
             copy.putBytes(0, buffer, index, length);
-            copy.putLong(0, TS_NS); // the example's timestamp instead of the wall clock
             out[0] = encoder.encode(copy, 0, length);
         }));
         return out[0];
@@ -127,7 +128,7 @@ class KvEventBatchEncoderTest
     void shouldPublishNothingForAStepWithoutEventsAndCountDropsWhenTheRingIsFull()
     {
         final KvEventStager stager = new KvEventStager(4096);
-        stager.endOfStep();
+        stager.endOfStep(0);
         assertEquals(0, stager.ring().size(), "no events, no batch");
         final int[] tokens = new int[16 * 16];
         final long[] hashes = new long[16];
@@ -135,14 +136,14 @@ class KvEventBatchEncoderTest
         for (int i = 0; i < 20; i++)
         {
             stager.blockStored(hashes, 0, 2, tokens, 16); // ~170 bytes a batch
-            stager.endOfStep();
+            stager.endOfStep(0);
             written++;
         }
         assertEquals(0, stager.droppedBatches(), "20 small batches fit 4 KiB");
         while (0 == stager.droppedBatches())
         {
             stager.blockStored(hashes, 0, 2, tokens, 16);
-            stager.endOfStep();
+            stager.endOfStep(0);
             written++;
         }
         assertEquals(1, stager.droppedBatches());
@@ -151,7 +152,7 @@ class KvEventBatchEncoderTest
         assertEquals(written - 1, read[0], "every batch but the dropped one is in the ring");
         stager.blockStored(hashes, 0, 16, tokens, 16);
         stager.blockStored(hashes, 0, 16, tokens, 16);
-        stager.endOfStep();
+        stager.endOfStep(0);
         assertEquals(2, stager.droppedBatches(), "a step larger than a ring message is dropped, not thrown");
     }
 

@@ -8,6 +8,7 @@ import java.util.UUID;
 
 import org.agrona.ExpandableDirectByteBuffer;
 import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -46,6 +47,7 @@ public final class EngineCoreAgent implements Agent
 
     private final int engineIndex;
     private final PlayOptions options;
+    private final NanoClock engineClock;
     private final EngineConfig config;
     private final AddRequestDecoder decoder = new AddRequestDecoder();
     private final AddRequest add = new AddRequest();
@@ -82,6 +84,7 @@ public final class EngineCoreAgent implements Agent
     {
         this.engineIndex = engineIndex;
         this.options = options;
+        this.engineClock = options.engineClock();
         this.config = config;
     }
 
@@ -167,9 +170,9 @@ public final class EngineCoreAgent implements Agent
         }
         connectCoordinator(init, deadlineNs);
         batcher = new OutputBatcher(engineIndex, options.line(), clients, this::send, live);
-        engine = new Engine(config, batcher, System.nanoTime());
+        engine = new Engine(config, batcher, engineClock.nanoTime());
         batcher.engine(engine);
-        utilities = new UtilityHandler(engine::resetPrefixCache, loras);
+        utilities = new UtilityHandler(() -> engine.resetPrefixCache(engineClock.nanoTime()), loras);
         handshake.send(encode(w -> Handshake.ready(w, config.kvCacheBlocks())), 0);
         handshake.close();
         ready = true;
@@ -254,7 +257,7 @@ public final class EngineCoreAgent implements Agent
                 work++;
             }
         }
-        work += engine.doWork(System.nanoTime());
+        work += engine.doWork(engineClock.nanoTime());
         inFlight = engine.numRunning() + engine.numWaiting();
         return work;
     }
@@ -290,7 +293,7 @@ public final class EngineCoreAgent implements Agent
 
     private void onAdd(final byte[] bytes)
     {
-        final long nowNs = System.nanoTime();
+        final long nowNs = engineClock.nanoTime();
         if (!decoder.decode(frameView, 0, bytes.length, add))
         {
             final String requestId = add.requestId();
@@ -381,7 +384,7 @@ public final class EngineCoreAgent implements Agent
 
     private void onAbort(final byte[] bytes)
     {
-        final long nowNs = System.nanoTime();
+        final long nowNs = engineClock.nanoTime();
         reader.wrap(frameView, 0, bytes.length);
         final int count = reader.readArrayHeader();
         for (int i = 0; i < count && reader.ok(); i++)
@@ -409,7 +412,7 @@ public final class EngineCoreAgent implements Agent
             return;
         }
         final UtilityHandler.Outcome outcome = utilities.handle(utility, 0 == engine.numRunning());
-        final int length = utility.writeReply(writer.wrap(scratch, 0), engineIndex, System.nanoTime() / 1e9,
+        final int length = utility.writeReply(writer.wrap(scratch, 0), engineIndex, engineClock.nanoTime() / 1e9,
             outcome.failure(), outcome.result());
         final byte[] reply = new byte[length];
         scratch.getBytes(0, reply);
@@ -431,7 +434,7 @@ public final class EngineCoreAgent implements Agent
     {
         if (null != engine)
         {
-            engine.abortAll(System.nanoTime());
+            engine.abortAll(engineClock.nanoTime());
         }
     }
 

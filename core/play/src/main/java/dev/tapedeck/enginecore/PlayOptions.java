@@ -1,5 +1,8 @@
 package dev.tapedeck.enginecore;
 
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+
 import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.tokens.TokenVocabulary;
 
@@ -13,6 +16,8 @@ import dev.tapedeck.tokens.TokenVocabulary;
  *     request's own prompt (always valid ids for the frontend's tokenizer).
  * @param handshakeTimeoutNs how long to wait for the frontend's INIT.
  * @param shutdownTimeoutNs how long running requests may finish on shutdown.
+ * @param engineClock the engines' clock: step times, arrivals, output timestamps (null: {@link System#nanoTime()});
+ *     the handshake's timeout is always real time.
  */
 public record PlayOptions(
     String handshakeAddress,
@@ -20,13 +25,15 @@ public record PlayOptions(
     VllmLine line,
     TokenVocabulary vocabulary,
     long handshakeTimeoutNs,
-    long shutdownTimeoutNs)
+    long shutdownTimeoutNs,
+    NanoClock engineClock)
 {
     /**
      * Validates.
      */
     public PlayOptions
     {
+        engineClock = null == engineClock ? SystemNanoClock.INSTANCE : engineClock;
         if (engineCount < 1 || engineCount > 1024)
         {
             throw new IllegalArgumentException("--engine-count must be within 1..1024");

@@ -17,8 +17,11 @@ import org.msgpack.value.Value;
 import org.msgpack.value.ValueFactory;
 
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.play.Play;
+import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -34,22 +37,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(60)
 class EngineCoreIT
 {
+    private static final LatencyModel FAST =
+        new StepLatencyModel(new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"));
     private static final int[] PROMPT = {101, 102, 103, 104, 105, 106, 107, 108};
     private TestFrontend frontend;
-    private PlayServer server;
+    private Play server;
 
     private void start(final int engines, final int clients, final VllmLine line) throws Exception
     {
         frontend = new TestFrontend(clients);
-        final PlayOptions options = new PlayOptions(frontend.handshakeAddress, engines, line, null,
-            20_000_000_000L, 0);
-        final List<EngineConfig> configs = new ArrayList<>();
-        for (int i = 0; i < engines; i++)
-        {
-            configs.add(new EngineConfig().seed(i).maxModelLen(4096).latencyModel(new StepLatencyModel(
-                new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"))).tokenSpace(new int[] {0}, -1).conclude());
-        }
-        server = PlayServer.start(options, configs);
+        server = Play.start(new PlayContext().handshakeAddress(frontend.handshakeAddress).engineCount(engines)
+            .vllmLine(line).handshakeTimeoutNs(20_000_000_000L).shutdownTimeoutNs(0)
+            .engine(new EngineConfig().maxModelLen(4096).latencyModel(FAST)));
         frontend.awaitEngines(engines);
     }
 

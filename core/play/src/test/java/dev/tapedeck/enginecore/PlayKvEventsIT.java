@@ -1,6 +1,5 @@
 package dev.tapedeck.enginecore;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -16,8 +15,11 @@ import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventsSettings;
+import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.play.Play;
+import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.testing.KvEventSubscriber;
 
@@ -35,27 +37,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PlayKvEventsIT
 {
+    private static final LatencyModel FAST =
+        new StepLatencyModel(new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"));
     @Test
     void shouldPublishMapEventsWithTheEnginesRankAndClearOnResetPrefixCache() throws Exception
     {
-        final KvEventsSettings base = new KvEventsSettings("tcp://127.0.0.1:*", null, "kv@pod@model",
+        // engine i publishes as data-parallel rank i, each on its own free port with its own replay socket
+        final KvEventsSettings base = new KvEventsSettings("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "kv@pod@model",
             VllmLine.NEWEST.kvEventsAsMaps(), 0, 100, 1 << 20);
-        final List<KvEventPublisher> publishers = new ArrayList<>();
-        final List<EngineConfig> configs = new ArrayList<>();
-        PlayServer server = null;
+        Play server = null;
         try (TestFrontend frontend = new TestFrontend(1); ZContext context = new ZContext())
         {
-            for (int i = 0; i < 2; i++)
-            {
-                final KvEventsSettings rank = base.forReplica(i);
-                publishers.add(new KvEventPublisher(new KvEventsSettings(rank.endpoint(), "tcp://127.0.0.1:*",
-                    rank.topic(), rank.eventsAsMaps(), i, rank.bufferSteps(), rank.ringBytes())).start());
-                configs.add(new EngineConfig().seed(i).maxModelLen(4096).latencyModel(new StepLatencyModel(
-                    new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"))).tokenSpace(new int[] {0}, -1)
-                    .kvEventSink(publishers.get(i).sink()).conclude());
-            }
-            server = PlayServer.start(new PlayOptions(frontend.handshakeAddress, 2, VllmLine.NEWEST, null,
-                20_000_000_000L, 0), configs);
+            server = Play.start(new PlayContext().handshakeAddress(frontend.handshakeAddress).engineCount(2)
+                .handshakeTimeoutNs(20_000_000_000L).shutdownTimeoutNs(0).kvEvents(base)
+                .engine(new EngineConfig().maxModelLen(4096).latencyModel(FAST)));
+            final List<KvEventPublisher> publishers = server.kvEventPublishers();
             frontend.awaitEngines(2);
 
             final KvEventSubscriber sub = new KvEventSubscriber(context, publishers.get(1), "kv@pod@model");
@@ -99,7 +95,7 @@ class PlayKvEventsIT
             {
                 server.shutdown(0);
             }
-            publishers.forEach(KvEventPublisher::close);
+
         }
     }
 

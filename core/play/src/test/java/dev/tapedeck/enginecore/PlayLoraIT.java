@@ -23,8 +23,11 @@ import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventsSettings;
+import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.play.Play;
+import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -45,6 +48,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PlayLoraIT
 {
+    private static final LatencyModel FAST =
+        new StepLatencyModel(new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"));
     private static final String TOPIC = "kv@play-lora";
     private static final Value SQL = lora("sql", 1, "/adapters/sql");
     private static final Value CHAT = lora("chat", 2, "/adapters/chat");
@@ -69,16 +74,15 @@ class PlayLoraIT
     @Test
     void shouldGateHashAndPublishByTheRequestsAdapter() throws Exception
     {
-        final KvEventPublisher publisher = new KvEventPublisher(new KvEventsSettings("tcp://127.0.0.1:*", null, TOPIC,
-            VllmLine.NEWEST.kvEventsAsMaps(), 0, 100, 1 << 20)).start();
-        final EngineConfig config = new EngineConfig().maxLoras(1).maxModelLen(4096).latencyModel(
-            new StepLatencyModel(new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test")))
-            .tokenSpace(new int[] {0}, -1).kvEventSink(publisher.sink()).conclude();
-        PlayServer server = null;
+        Play server = null;
         try (TestFrontend frontend = new TestFrontend(1); ZContext context = new ZContext())
         {
-            server = PlayServer.start(new PlayOptions(frontend.handshakeAddress, 1, VllmLine.NEWEST, null,
-                20_000_000_000L, 0), List.of(config));
+            server = Play.start(new PlayContext().handshakeAddress(frontend.handshakeAddress)
+                .handshakeTimeoutNs(20_000_000_000L).shutdownTimeoutNs(0)
+                .kvEvents(new KvEventsSettings("tcp://127.0.0.1:*", null, TOPIC, VllmLine.NEWEST.kvEventsAsMaps(), 0,
+                    100, 1 << 20))
+                .engine(new EngineConfig().maxLoras(1).maxModelLen(4096).latencyModel(FAST)));
+            final KvEventPublisher publisher = server.kvEventPublishers().get(0);
             frontend.awaitEngines(1);
             assertEquals(1, TestFrontend.get(frontend.registrations.get(0), "max_loras").asIntegerValue().toInt());
             final ZMQ.Socket sub = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context, SocketType.SUB,
@@ -136,7 +140,7 @@ class PlayLoraIT
             {
                 server.shutdown(0);
             }
-            publisher.close();
+
         }
     }
 

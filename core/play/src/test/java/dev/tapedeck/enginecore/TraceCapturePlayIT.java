@@ -14,7 +14,8 @@ import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
-import dev.tapedeck.protocol.enginecore.VllmLine;
+import dev.tapedeck.play.Play;
+import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.trace.PromptBlockHashes;
 import dev.tapedeck.trace.TraceMeta;
 import dev.tapedeck.trace.TraceReader;
@@ -52,8 +53,8 @@ class TraceCapturePlayIT
         final Map<String, Integer> finishes = new HashMap<>();
         try (TestFrontend frontend = new TestFrontend(1))
         {
-            final PlayServer server = PlayServer.start(new PlayOptions(frontend.handshakeAddress, 1, VllmLine.NEWEST,
-                null, 20_000_000_000L, 0), List.of(config));
+            final Play server = Play.start(new PlayContext().handshakeAddress(frontend.handshakeAddress)
+                .handshakeTimeoutNs(20_000_000_000L).shutdownTimeoutNs(0).engine(config));
             try
             {
                 frontend.awaitEngines(1);

@@ -38,8 +38,8 @@ final class CompletionAdmission
         final ParsedRequest.Endpoint endpoint,
         final boolean keepAlive)
     {
-        final long arrivalNs = HttpFront.nowNs();
         final ServeOptions options = instance.options();
+        final long arrivalNs = options.nanoClock().nanoTime();
         final ParsedRequest request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
         final HttpFront front = instance.route(http.headers().get(Instance.DATA_PARALLEL_RANK_HEADER));
         final Engine engine = front.engine();
@@ -66,7 +66,7 @@ final class CompletionAdmission
         final String responseId = prefix + (null != headerId ? headerId :
             null != request.requestId ? request.requestId : instance.randomHexId());
         final HttpStream stream = new HttpStream(front, ctx, wireCtx, owner, request, responseId,
-            System.currentTimeMillis() / 1000, keepAlive);
+            options.epochSeconds(), keepAlive);
         final int[] echo = ServeOptions.Mode.ECHO == options.mode() ? echoTokens(request, prompts) : null;
         final Choice[] choices = new Choice[children];
         int promptTokens = 0;

@@ -68,7 +68,7 @@ final class ControlResponses
     static FullHttpResponse models(final ServeOptions options, final int maxModelLen, final List<LoraAdapter> loras,
         final Supplier<String> permissionIds)
     {
-        final long created = System.currentTimeMillis() / 1000;
+        final long created = options.epochSeconds();
         final StringBuilder body = new StringBuilder(256).append("{\"object\":\"list\",\"data\":[");
         boolean first = true;
         for (final String name : options.servedModelNames())

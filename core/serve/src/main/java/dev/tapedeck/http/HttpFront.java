@@ -64,9 +64,9 @@ final class HttpFront implements OutputSink
         return loop;
     }
 
-    static long nowNs()
+    long nowNs()
     {
-        return System.nanoTime();
+        return options.nanoClock().nanoTime();
     }
 
     /**

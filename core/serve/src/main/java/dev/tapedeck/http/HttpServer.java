@@ -19,6 +19,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import org.agrona.concurrent.NanoClock;
 
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.net.LoopThreads;
@@ -221,15 +222,16 @@ public final class HttpServer implements AutoCloseable
             {
                 instance.loop().submit(instance::beginShutdown).get();
             }
-            final long deadline = System.nanoTime() + drainTimeoutNs;
-            while (System.nanoTime() - deadline < 0 && inFlight() > 0)
+            final NanoClock clock = options.nanoClock();
+            final long deadline = clock.nanoTime() + drainTimeoutNs;
+            while (clock.nanoTime() - deadline < 0 && inFlight() > 0)
             {
                 Thread.sleep(10);
             }
             aborted = inFlight();
             for (final Instance instance : instances)
             {
-                instance.loop().submit(() -> instance.abortAll(System.nanoTime())).get();
+                instance.loop().submit(() -> instance.abortAll(clock.nanoTime())).get();
                 instance.serverChannel().close().sync();
             }
             channels.close().await(2, TimeUnit.SECONDS);

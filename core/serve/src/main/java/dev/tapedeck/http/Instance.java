@@ -52,7 +52,7 @@ final class Instance
         this.ranks = new HttpFront[rankConfigs.size()];
         final List<Engine> engines = new ArrayList<>(ranks.length);
         final List<Map<String, String>> labels = new ArrayList<>(ranks.length);
-        final long nowNs = System.nanoTime();
+        final long nowNs = options.nanoClock().nanoTime();
         for (int r = 0; r < ranks.length; r++)
         {
             final HttpFront front = new HttpFront(loop, options, tokenizer.vocabulary());
@@ -63,7 +63,7 @@ final class Instance
             labels.add(cacheConfigLabels(rankConfigs.get(r)));
         }
         this.idRandom = new SeededRandom(SeededRandom.mix(rankConfigs.get(0).seed(), 0x1d5L));
-        final double startEpochSeconds = System.currentTimeMillis() / 1000.0;
+        final double startEpochSeconds = options.epochClock().nanoTime() / 1e9;
         this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds, engines,
             labels);
         this.loras = new LoraTable(options.lora().modules());
@@ -226,10 +226,11 @@ final class Instance
      */
     int resetPrefixCache()
     {
+        final long nowNs = options.nanoClock().nanoTime();
         int reset = 0;
         for (int r = 0; r < ranks.length; r++)
         {
-            if (ranks[r].engine().resetPrefixCache())
+            if (ranks[r].engine().resetPrefixCache(nowNs))
             {
                 reset++;
             }

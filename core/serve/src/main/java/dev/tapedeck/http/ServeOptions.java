@@ -2,6 +2,11 @@ package dev.tapedeck.http;
 
 import java.util.List;
 
+import org.agrona.concurrent.EpochNanoClock;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemEpochNanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+
 import dev.tapedeck.lora.LoraSettings;
 import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.ChatTemplate;
@@ -24,6 +29,9 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param socketSendBufferBytes SO_SNDBUF of accepted connections, 0 for the OS default.
  * @param transport Netty I/O transport.
  * @param lora LoRA adapters ({@code --enable-lora}, {@code --lora-modules}).
+ * @param nanoClock the face's clock: every time it reads (arrivals, steps, writes, aborts); Netty's timers schedule
+ *     the steps, so it must advance as {@link System#nanoTime()} does.
+ * @param epochClock the wall clock of {@code created} fields and {@code process_start_time_seconds}.
  */
 public record ServeOptions(
     String host,
@@ -40,7 +48,9 @@ public record ServeOptions(
     String apiKey,
     int socketSendBufferBytes,
     Transport transport,
-    LoraSettings lora)
+    LoraSettings lora,
+    NanoClock nanoClock,
+    EpochNanoClock epochClock)
 {
     /** Where output tokens come from. */
     public enum Mode
@@ -52,24 +62,13 @@ public record ServeOptions(
     }
 
     /**
-     * Options without LoRA.
-     */
-    public ServeOptions(final String host, final int port, final int instances, final String model,
-        final List<String> servedModelNames, final Mode mode, final ChatTemplate chatTemplate,
-        final int maxRequestBodyBytes, final long shutdownTimeoutNs, final boolean enablePromptTokensDetails,
-        final String vllmVersion, final String apiKey, final int socketSendBufferBytes, final Transport transport)
-    {
-        this(host, port, instances, model, servedModelNames, mode, chatTemplate, maxRequestBodyBytes,
-            shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes, transport,
-            LoraSettings.DISABLED);
-    }
-
-    /**
      * Validates and copies the list.
      */
     public ServeOptions
     {
         lora = null == lora ? LoraSettings.DISABLED : lora;
+        nanoClock = null == nanoClock ? SystemNanoClock.INSTANCE : nanoClock;
+        epochClock = null == epochClock ? SystemEpochNanoClock.INSTANCE : epochClock;
         servedModelNames = List.copyOf(servedModelNames);
         if (servedModelNames.isEmpty())
         {
@@ -91,6 +90,14 @@ public record ServeOptions(
         {
             throw new IllegalArgumentException("--max-request-body-size must be at least 1 KiB");
         }
+    }
+
+    /**
+     * @return the wall clock in whole seconds, for {@code created} fields.
+     */
+    public long epochSeconds()
+    {
+        return epochClock.nanoTime() / 1_000_000_000L;
     }
 
     /**

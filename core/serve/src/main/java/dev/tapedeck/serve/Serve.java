@@ -10,6 +10,7 @@ import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.http.HttpServer;
 import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.kvevents.KvEventPublishers;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.tokens.BuiltinTokenizer;
@@ -32,13 +33,13 @@ public final class Serve implements AutoCloseable
     private final boolean ownsTokenizer;
     private final TraceRecorder recorder;
     private final List<EngineConfig> engineConfigs;
-    private final List<KvEventPublisher> kvEventPublishers;
+    private final KvEventPublishers kvEventPublishers;
     private final List<URI> baseUrls;
     private boolean closed;
 
     private Serve(final ServeContext context, final HttpServer server, final Tokenizer tokenizer,
         final boolean ownsTokenizer, final TraceRecorder recorder, final List<EngineConfig> engineConfigs,
-        final List<KvEventPublisher> kvEventPublishers)
+        final KvEventPublishers kvEventPublishers)
     {
         this.context = context;
         this.server = server;
@@ -46,7 +47,7 @@ public final class Serve implements AutoCloseable
         this.ownsTokenizer = ownsTokenizer;
         this.recorder = recorder;
         this.engineConfigs = Collections.unmodifiableList(engineConfigs);
-        this.kvEventPublishers = Collections.unmodifiableList(kvEventPublishers);
+        this.kvEventPublishers = kvEventPublishers;
         final List<URI> urls = new ArrayList<>();
         for (final int port : server.ports())
         {
@@ -88,7 +89,8 @@ public final class Serve implements AutoCloseable
                     .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
                 if (null != kvSettings)
                 {
-                    final KvEventStager stager = new KvEventStager(kvSettings.ringBytes());
+                    final KvEventStager stager = new KvEventStager(kvSettings.ringBytes(), context.nanoClock(),
+                    context.epochClock());
                     config.kvEventSink(stager);
                     stagers.add(stager);
                 }
@@ -99,7 +101,7 @@ public final class Serve implements AutoCloseable
         }
         TraceRecorder recorder = null;
         HttpServer server = null;
-        final List<KvEventPublisher> publishers = new ArrayList<>();
+        final KvEventPublishers publishers = new KvEventPublishers();
         try
         {
             recorder = context.capture().start("tapedeck-serve", context.model(), configs,
@@ -117,13 +119,14 @@ public final class Serve implements AutoCloseable
                         context.model()) :
                     kvSettings.topic().replace("{rank}", Integer.toString(rank));
                 final KvEventsSettings replica = kvSettings.forReplica(e).dataParallelRank(rank).topic(topic);
-                publishers.add(new KvEventPublisher(replica, stagers.get(e)).start());
+                publishers.add(replica, stagers.get(e));
             }
+            publishers.start();
             return new Serve(context, server, tokenizer, ownsTokenizer, recorder, configs, publishers);
         }
         catch (final IOException | InterruptedException | RuntimeException ex)
         {
-            publishers.forEach(KvEventPublisher::close);
+            publishers.close();
             if (null != server)
             {
                 server.shutdown(0);
@@ -170,7 +173,7 @@ public final class Serve implements AutoCloseable
      */
     public List<String> kvEventEndpoints()
     {
-        return kvEventPublishers.stream().map(KvEventPublisher::endpoint).toList();
+        return kvEventPublishers.publishers().stream().map(KvEventPublisher::endpoint).toList();
     }
 
     /**
@@ -178,7 +181,7 @@ public final class Serve implements AutoCloseable
      */
     public List<KvEventPublisher> kvEventPublishers()
     {
-        return kvEventPublishers;
+        return kvEventPublishers.publishers();
     }
 
     /**
@@ -229,7 +232,7 @@ public final class Serve implements AutoCloseable
         }
         closed = true;
         final int aborted = server.shutdown(drainTimeoutNs);
-        kvEventPublishers.forEach(KvEventPublisher::close);
+        kvEventPublishers.close();
         if (null != recorder)
         {
             recorder.close();

@@ -6,7 +6,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemEpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
 import dev.tapedeck.capture.CaptureSettings;
@@ -61,6 +63,7 @@ public final class ServeContext
     private boolean llmdKvEventsTopic = true;
     private CaptureSettings capture = CaptureSettings.OFF;
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
+    private EpochNanoClock epochClock = SystemEpochNanoClock.INSTANCE;
     private ServeOptions serveOptions;
 
     /**
@@ -84,11 +87,11 @@ public final class ServeContext
         {
             throw new IllegalArgumentException("give a tokenizer or a tokenizer file, not both");
         }
-        if (null == engine || null == capture || null == nanoClock || null == lora || null == mode ||
-            null == chatTemplate)
+        if (null == engine || null == capture || null == nanoClock || null == epochClock || null == lora ||
+            null == mode || null == chatTemplate)
         {
-            throw new IllegalArgumentException("engine, capture, nanoClock, lora, mode and chatTemplate must not be " +
-                "null");
+            throw new IllegalArgumentException("engine, capture, nanoClock, epochClock, lora, mode and chatTemplate " +
+                "must not be null");
         }
         if (null != engine.kvEventSink() && (null != kvEvents || instances * dataParallelSize > 1))
         {
@@ -103,7 +106,7 @@ public final class ServeContext
             servedModelNames;
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
-            null == transport ? Transport.select("auto") : transport, lora);
+            null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -524,7 +527,8 @@ public final class ServeContext
     }
 
     /**
-     * @param value the clock that dates the capture's start (default the system's {@link System#nanoTime()}).
+     * @param value the engines' clock: it dates the capture's start and the KV event batches (default the system's
+     *     {@link System#nanoTime()}; the HTTP face's engines run on it).
      * @return this.
      */
     public ServeContext nanoClock(final NanoClock value)
@@ -539,6 +543,24 @@ public final class ServeContext
     public NanoClock nanoClock()
     {
         return nanoClock;
+    }
+
+    /**
+     * @param value the wall clock KV event batches are dated by (default the system's).
+     * @return this.
+     */
+    public ServeContext epochClock(final EpochNanoClock value)
+    {
+        epochClock = value;
+        return this;
+    }
+
+    /**
+     * @return the wall clock KV event batches are dated by.
+     */
+    public EpochNanoClock epochClock()
+    {
+        return epochClock;
     }
 
     /**

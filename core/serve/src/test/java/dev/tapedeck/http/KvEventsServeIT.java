@@ -21,6 +21,7 @@ import org.zeromq.ZContext;
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.kvevents.KvEventPublishers;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.testing.KvEventSubscriber;
@@ -172,9 +173,11 @@ class KvEventsServeIT
 
         final KvEventStager stager = new KvEventStager(1 << 20);
         try (TestServer server = new TestServer(TestServer.context(), c -> c.kvEventSink(stager));
-            KvEventPublisher publisher = new KvEventPublisher(settings(false), stager).start();
+            KvEventPublishers publishing = new KvEventPublishers();
             ZContext context = new ZContext())
         {
+            final KvEventPublisher publisher = publishing.add(settings(false), stager);
+            publishing.start();
             final KvEventSubscriber sub = new KvEventSubscriber(context, publisher, TOPIC);
             final double before = System.currentTimeMillis() / 1000.0;
             assertEquals(firstTokens.length, promptTokens(server, first), "the test tokenizes as serve does");
@@ -246,9 +249,11 @@ class KvEventsServeIT
         final KvEventStager stager = new KvEventStager(1 << 20);
         try (TestServer server = new TestServer(TestServer.context(), c -> c.kvEventSink(stager)
                 .kvCacheBlocks(blocks).maxModelLen(blocks * 16));
-            KvEventPublisher publisher = new KvEventPublisher(settings(true), stager).start();
+            KvEventPublishers publishing = new KvEventPublishers();
             ZContext context = new ZContext())
         {
+            final KvEventPublisher publisher = publishing.add(settings(true), stager);
+            publishing.start();
             final KvEventSubscriber sub = new KvEventSubscriber(context, publisher, TOPIC);
             assertEquals(firstTokens.length, promptTokens(server, first));
             final List<Event> firstEvents = events(List.of(next(sub)));

@@ -27,6 +27,7 @@ import org.zeromq.ZMQ;
 import dev.tapedeck.net.ZmqConnector;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.kvevents.KvEventPublishers;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.lora.LoraModules;
@@ -92,10 +93,12 @@ class LoraServeIT
     {
         final KvEventStager stager = new KvEventStager(1 << 20);
         try (TestServer server = new TestServer(options(), c -> c.maxLoras(1).kvEventSink(stager));
-            KvEventPublisher publisher = new KvEventPublisher(new KvEventsSettings("tcp://127.0.0.1:*", null, TOPIC,
-                true, 0, 100, 1 << 20), stager).start();
+            KvEventPublishers publishing = new KvEventPublishers();
             ZContext context = new ZContext())
         {
+            final KvEventPublisher publisher = publishing.add(new KvEventsSettings("tcp://127.0.0.1:*", null, TOPIC,
+                true, 0, 100, 1 << 20), stager);
+            publishing.start();
             final JsonNode models = JSON.readTree(server.get("/v1/models").body()).get("data");
             assertEquals(3, models.size(), models.toString());
             assertEquals(MODEL, models.get(0).get("id").asText());

@@ -12,13 +12,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import dev.tapedeck.enginecore.PlayOptions;
-import dev.tapedeck.enginecore.PlayServer;
 import dev.tapedeck.enginecore.TestFrontend;
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
-import dev.tapedeck.protocol.enginecore.VllmLine;
+import dev.tapedeck.play.Play;
+import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.record.RecordOptions;
 import dev.tapedeck.record.RecordingTap;
 import dev.tapedeck.trace.TraceReader;
@@ -38,6 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(120)
 class RecordPlayIT
 {
+    private static final LatencyModel FAST =
+        new StepLatencyModel(new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"));
     private static final double SLACK_MS = 1e-6;
 
     /** What the frontend saw of one request. */
@@ -56,7 +58,7 @@ class RecordPlayIT
 
     private TestFrontend frontend;
     private RecordingTap tap;
-    private PlayServer server;
+    private Play server;
 
     @AfterEach
     void stop() throws InterruptedException
@@ -94,9 +96,9 @@ class RecordPlayIT
         tap = RecordingTap.start(new RecordOptions(frontend.handshakeAddress, "tcp://127.0.0.1:0",
             "tcp://127.0.0.1:0", "tcp://127.0.0.1:0", trace, null, "Qwen/Qwen3-8B", null, null, null, null, null,
             null, 16, false, 20_000_000_000L));
-        server = PlayServer.start(new PlayOptions(tap.engineHandshakeEndpoint(), 1, VllmLine.NEWEST, null,
-            20_000_000_000L, 0), List.of(new EngineConfig().maxModelLen(4096).latencyModel(new StepLatencyModel(
-                new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"))).tokenSpace(new int[] {0}, -1).conclude()));
+        server = Play.start(new PlayContext().handshakeAddress(tap.engineHandshakeEndpoint())
+            .handshakeTimeoutNs(20_000_000_000L).shutdownTimeoutNs(0)
+            .engine(new EngineConfig().maxModelLen(4096).latencyModel(FAST)));
         frontend.awaitEngines(1);
         assertTrue(tap.awaitRelaying(20_000), "relaying: " + tap.failure());
         assertEquals("0.28.0", TestFrontend.get(frontend.registrations.get(0), "vllm_version").asStringValue()

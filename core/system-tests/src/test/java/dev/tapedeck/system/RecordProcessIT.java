@@ -22,15 +22,15 @@ import org.junit.jupiter.api.io.TempDir;
 import org.msgpack.value.ArrayValue;
 import org.msgpack.value.Value;
 
+import dev.tapedeck.play.Play;
+import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.record.RecordingFrontend;
 import dev.tapedeck.record.Wire;
 import dev.tapedeck.engine.EngineConfig;
-import dev.tapedeck.enginecore.PlayOptions;
-import dev.tapedeck.enginecore.PlayServer;
+import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.protocol.enginecore.RequestType;
-import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.trace.TraceReader;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -45,13 +45,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(120)
 class RecordProcessIT
 {
+    private static final LatencyModel FAST =
+        new StepLatencyModel(new StepCoefficients("test", 1000, 0.5, 5, 0, 0, "test"));
     private static final Pattern ENDPOINT = Pattern.compile("engine handshake (tcp://[0-9.]+:\\d+),");
 
     @TempDir
     Path dir;
 
     private Process process;
-    private PlayServer server;
+    private Play server;
     private RecordingFrontend frontend;
 
     @AfterEach
@@ -98,9 +100,8 @@ class RecordProcessIT
         pump.setDaemon(true);
         pump.start();
 
-        server = PlayServer.start(new PlayOptions(engineHandshake, 1, VllmLine.NEWEST, null, 30_000_000_000L, 0),
-            List.of(new EngineConfig().maxModelLen(8192).latencyModel(new StepLatencyModel(new StepCoefficients(
-                "test", 1000, 0.5, 5, 0, 0, "test"))).tokenSpace(new int[] {0}, -1).conclude()));
+        server = Play.start(new PlayContext().handshakeAddress(engineHandshake).handshakeTimeoutNs(30_000_000_000L)
+            .shutdownTimeoutNs(0).engine(new EngineConfig().maxModelLen(8192).latencyModel(FAST)));
         frontend.awaitEngine();
         final Set<String> finished = new HashSet<>();
         for (int i = 0; i < 3; i++)

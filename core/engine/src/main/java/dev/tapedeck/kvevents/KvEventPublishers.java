@@ -1,0 +1,182 @@
+package dev.tapedeck.kvevents;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.zeromq.ZContext;
+
+/**
+ * Every KV event publisher of a process, run as one Agrona agent on one thread ({@code tapedeck-kv-events}) with one
+ * ZeroMQ context (one I/O thread), however many engines publish. {@code serve --instances 24} used to run a thread
+ * and a ZeroMQ context per engine; docs/performance.md has the measured difference.
+ * <p>
+ * Threading: {@link #add} and {@link #start()} on one thread, before any publishing; {@link #close()} from any
+ * thread, once. The publishers' duty cycles all run on the runner's thread.
+ */
+public final class KvEventPublishers implements AutoCloseable
+{
+    private static final System.Logger LOG = System.getLogger(KvEventPublishers.class.getName());
+    private static final long BIND_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
+
+    private final ZContext context = new ZContext(1);
+    private final List<KvEventPublisher> publishers = new ArrayList<>();
+    private AgentRunner runner;
+    private boolean closed;
+
+    /**
+     * Add a publisher for one engine (before {@link #start()}).
+     *
+     * @param settings endpoints, topic, encoding.
+     * @param stager the engine's side of its events.
+     * @return the publisher.
+     */
+    public KvEventPublisher add(final KvEventsSettings settings, final KvEventStager stager)
+    {
+        if (null != runner)
+        {
+            throw new IllegalStateException("add publishers before start()");
+        }
+        final KvEventPublisher publisher = new KvEventPublisher(settings, stager, context);
+        publishers.add(publisher);
+        return publisher;
+    }
+
+    /**
+     * Open every publisher's sockets on the runner's thread and start publishing; events the engines staged before
+     * are sent first. Returns once every socket is open.
+     *
+     * @return this.
+     * @throws IllegalArgumentException naming the first endpoint that could not be opened (everything is closed).
+     */
+    public KvEventPublishers start()
+    {
+        if (publishers.isEmpty() || null != runner)
+        {
+            return this;
+        }
+        final Agent agent = new AllPublishers(publishers.toArray(new KvEventPublisher[0]));
+        runner = new AgentRunner(new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(10),
+            TimeUnit.MILLISECONDS.toNanos(1)), ex -> LOG.log(System.Logger.Level.ERROR,
+            "KV events publisher failed: " + ex.getMessage(), ex), null, agent);
+        AgentRunner.startOnThread(runner, r ->
+        {
+            final Thread thread = new Thread(r, "tapedeck-kv-events");
+            thread.setDaemon(true);
+            return thread;
+        });
+        final long deadlineNs = System.nanoTime() + BIND_TIMEOUT_NS;
+        for (final KvEventPublisher publisher : publishers)
+        {
+            try
+            {
+                publisher.bound().get(Math.max(0, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
+            catch (final ExecutionException ex)
+            {
+                close();
+                throw (IllegalArgumentException)ex.getCause();
+            }
+            catch (final InterruptedException ex)
+            {
+                close();
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while opening the KV events sockets", ex);
+            }
+            catch (final TimeoutException ex)
+            {
+                close();
+                throw new IllegalStateException("the KV events sockets did not open within 10 s", ex);
+            }
+        }
+        return this;
+    }
+
+    /**
+     * @return the publishers, in the order they were added.
+     */
+    public List<KvEventPublisher> publishers()
+    {
+        return Collections.unmodifiableList(publishers);
+    }
+
+    /**
+     * Send what the engines staged, close the sockets, stop the thread. Later calls do nothing.
+     */
+    @Override
+    public synchronized void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        if (null != runner)
+        {
+            runner.close();
+        }
+        context.close();
+    }
+
+    /**
+     * The publishers' duty cycles in turn, under one role name (Agrona names the runner's thread after it).
+     */
+    private static final class AllPublishers implements Agent
+    {
+        private final KvEventPublisher[] publishers;
+
+        AllPublishers(final KvEventPublisher[] publishers)
+        {
+            this.publishers = publishers;
+        }
+
+        @Override
+        public void onStart()
+        {
+            for (final KvEventPublisher publisher : publishers)
+            {
+                publisher.onStart();
+            }
+        }
+
+        @Override
+        public int doWork()
+        {
+            int work = 0;
+            for (final KvEventPublisher publisher : publishers)
+            {
+                work += publisher.doWork();
+            }
+            return work;
+        }
+
+        @Override
+        public void onClose()
+        {
+            for (final KvEventPublisher publisher : publishers)
+            {
+                try
+                {
+                    publisher.onClose();
+                }
+                catch (final RuntimeException ex)
+                {
+                    LOG.log(System.Logger.Level.WARNING, "KV events publisher " + publisher.settings().endpoint() +
+                        ": closing failed: " + ex.getMessage(), ex);
+                }
+            }
+        }
+
+        @Override
+        public String roleName()
+        {
+            return "tapedeck-kv-events";
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package dev.tapedeck.play;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import dev.tapedeck.capture.TraceRecorder;
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.enginecore.EngineCoreAgent;
+import dev.tapedeck.enginecore.PlayOptions;
+import dev.tapedeck.enginecore.PlayServer;
+import dev.tapedeck.kvevents.KvEventPublisher;
+import dev.tapedeck.kvevents.KvEventPublishers;
+import dev.tapedeck.kvevents.KvEventStager;
+import dev.tapedeck.kvevents.KvEventsSettings;
+import dev.tapedeck.tokens.HfTokenizer;
+import dev.tapedeck.tokens.Tokenizer;
+
+/**
+ * A running {@code play}: N simulated vLLM engine cores behind a real vLLM frontend, each an
+ * {@link EngineCoreAgent} on its own thread, with their KV event publishers and self-capture. Started by
+ * {@link #start(PlayContext)}, the one way to build it (the CLI and the tests go through it).
+ * <p>
+ * Threading: {@code start} and {@code close} may be called from any thread, once each; the accessors are safe from any
+ * thread after {@code start} returned. Each engine runs on its own agent thread.
+ */
+public final class Play implements AutoCloseable
+{
+    private final PlayContext context;
+    private final PlayServer server;
+    private final Tokenizer tokenizer;
+    private final boolean ownsTokenizer;
+    private final TraceRecorder recorder;
+    private final List<EngineConfig> engineConfigs;
+    private final KvEventPublishers kvEventPublishers;
+    private boolean closed;
+
+    private Play(final PlayContext context, final PlayServer server, final Tokenizer tokenizer,
+        final boolean ownsTokenizer, final TraceRecorder recorder, final List<EngineConfig> engineConfigs,
+        final KvEventPublishers kvEventPublishers)
+    {
+        this.context = context;
+        this.server = server;
+        this.tokenizer = tokenizer;
+        this.ownsTokenizer = ownsTokenizer;
+        this.recorder = recorder;
+        this.engineConfigs = Collections.unmodifiableList(engineConfigs);
+        this.kvEventPublishers = kvEventPublishers;
+    }
+
+    /**
+     * Conclude the context, build every engine, open the KV event sockets and start each engine's agent, which
+     * connects to the frontend and performs its handshake on its own thread.
+     *
+     * @param context the settings; concluded here if it was not.
+     * @return the running engines.
+     * @throws IOException if the tokenizer or the trace file cannot be opened.
+     * @throws IllegalArgumentException if a setting is invalid or a KV event endpoint cannot be opened.
+     */
+    public static Play start(final PlayContext context) throws IOException
+    {
+        context.conclude();
+        final boolean ownsTokenizer = null == context.tokenizer() && null != context.tokenizerFile();
+        final Tokenizer tokenizer = ownsTokenizer ? new HfTokenizer(context.tokenizerFile()) : context.tokenizer();
+        final PlayOptions options = context.playOptions(tokenizer);
+        final KvEventsSettings kvSettings = context.kvEvents();
+        final List<EngineConfig> configs = new ArrayList<>();
+        final KvEventPublishers publishers = new KvEventPublishers();
+        TraceRecorder recorder = null;
+        try
+        {
+            for (int i = 0; i < context.engineCount(); i++)
+            {
+                final EngineConfig template = context.engine();
+                final EngineConfig config = template.copy().seed(template.seed() + i);
+                if (null == tokenizer)
+                {
+                    config.tokenSpace(new int[] {0}, -1);
+                }
+                else
+                {
+                    config.tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
+                }
+                if (null != kvSettings)
+                {
+                    // engine i is data-parallel rank i of the frontend: its own port and rank, as vLLM's DP ranks
+                    final KvEventStager stager = new KvEventStager(kvSettings.ringBytes(), context.nanoClock(),
+                        context.epochClock());
+                    publishers.add(kvSettings.forReplica(i).dataParallelRank(i), stager);
+                    config.kvEventSink(stager);
+                }
+                configs.add(config.conclude());
+            }
+            publishers.start();
+            recorder = context.capture().start("tapedeck-play", null, configs, context.nanoClock().nanoTime());
+            final PlayServer server = PlayServer.start(options, configs);
+            return new Play(context, server, tokenizer, ownsTokenizer, recorder, configs, publishers);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            publishers.close();
+            if (null != recorder)
+            {
+                recorder.close();
+            }
+            if (ownsTokenizer)
+            {
+                tokenizer.close();
+            }
+            throw ex;
+        }
+    }
+
+    /**
+     * @return the concluded settings these engines run with.
+     */
+    public PlayContext context()
+    {
+        return context;
+    }
+
+    /**
+     * @return the engines, in identity order.
+     */
+    public List<EngineCoreAgent> agents()
+    {
+        return server.agents();
+    }
+
+    /**
+     * @return true when every engine completed its handshake.
+     */
+    public boolean allReady()
+    {
+        return server.allReady();
+    }
+
+    /**
+     * @return the first error an engine thread raised (a failed handshake above all), or null.
+     */
+    public Throwable failure()
+    {
+        return server.failure();
+    }
+
+    /**
+     * @return every engine's concluded configuration, in identity order.
+     */
+    public List<EngineConfig> engineConfigs()
+    {
+        return engineConfigs;
+    }
+
+    /**
+     * @return every engine's KV event publisher, in identity order; empty when KV events are off.
+     */
+    public List<KvEventPublisher> kvEventPublishers()
+    {
+        return kvEventPublishers.publishers();
+    }
+
+    /**
+     * @return the tokenizer random output comes from, or null when output tokens come from the prompts.
+     */
+    public Tokenizer tokenizer()
+    {
+        return tokenizer;
+    }
+
+    /**
+     * @return the self-capture recorder, or null when no trace file is set.
+     */
+    public TraceRecorder traceRecorder()
+    {
+        return recorder;
+    }
+
+    /**
+     * Stop taking requests, let running ones finish for up to {@code drainTimeoutNs}, abort the rest, close every
+     * socket, then stop the KV event publishers, close the trace and, if play opened it, the tokenizer. Later calls
+     * do nothing.
+     *
+     * @param drainTimeoutNs how long running requests may finish.
+     * @return requests aborted.
+     */
+    public synchronized int shutdown(final long drainTimeoutNs)
+    {
+        if (closed)
+        {
+            return 0;
+        }
+        closed = true;
+        final int aborted = server.shutdown(drainTimeoutNs);
+        kvEventPublishers.close();
+        if (null != recorder)
+        {
+            recorder.close();
+        }
+        if (ownsTokenizer)
+        {
+            tokenizer.close();
+        }
+        return aborted;
+    }
+
+    /**
+     * Shut down at once: running requests are aborted. Use {@link #shutdown(long)} to let them finish.
+     */
+    @Override
+    public void close()
+    {
+        shutdown(0);
+    }
+}
