@@ -53,9 +53,10 @@ public class BlockPoolBenchmark
         long tokens;
 
         @Override
-        public void onToken(final Request request, final int tokenId)
+        public boolean onToken(final Request request, final int tokenId)
         {
             tokens++;
+            return false;
         }
 
         @Override

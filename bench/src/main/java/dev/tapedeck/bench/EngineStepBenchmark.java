@@ -45,9 +45,10 @@ public class EngineStepBenchmark
         long tokens;
 
         @Override
-        public void onToken(final Request request, final int tokenId)
+        public boolean onToken(final Request request, final int tokenId)
         {
             tokens++;
+            return false;
         }
 
         @Override

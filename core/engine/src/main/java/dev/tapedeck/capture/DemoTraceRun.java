@@ -149,8 +149,9 @@ public final class DemoTraceRun
     private static final class NoOutput implements OutputSink
     {
         @Override
-        public void onToken(final Request request, final int tokenId)
+        public boolean onToken(final Request request, final int tokenId)
         {
+            return false;
         }
 
         @Override

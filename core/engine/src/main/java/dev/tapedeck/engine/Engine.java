@@ -586,12 +586,12 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         {
             observer.onToken(request, tokenId, nowNs, scheduler.runningCount(), stepPrefillTokens);
         }
-        sink.onToken(request, tokenId);
-        if (Request.State.FINISHED == request.state)
+        if (sink.onToken(request, tokenId))
         {
-            return; // the face ended it from onToken (a stop string)
+            scheduler.removeRunning(request); // the face stops it here (a stop string)
+            finish(request, FinishReason.STOP, nowNs);
         }
-        if (request.numOutputTokens >= request.outputLimit)
+        else if (request.numOutputTokens >= request.outputLimit)
         {
             scheduler.removeRunning(request);
             finish(request, request.limitFinishReason, nowNs);

@@ -8,7 +8,8 @@ package dev.tapedeck.engine;
  * {@link #onBatchEnd}, which is where a face flushes: after every step when {@link #batchPerStep()} says so (the
  * engine-core wire, one message per step), otherwise once per {@link Engine#doWork(long)} call that produced output
  * (several steps when the engine catches up with its clock). Implementations must not call back into the engine from
- * {@code onToken}/{@code onFinished} except through {@link Engine#abort(Request)}, which is safe.
+ * {@code onToken}/{@code onFinished}: a face that ends a request at a token (a stop string) says so by returning true
+ * from {@code onToken}, and the engine finishes it.
  */
 public interface OutputSink
 {
@@ -17,8 +18,10 @@ public interface OutputSink
      *
      * @param request the request; {@link Request#lastTokenId()} is the new token.
      * @param tokenId the new token id.
+     * @return true to stop the request at this token (the engine finishes it with {@link FinishReason#STOP}, as for a
+     *     stop string), false to let it go on.
      */
-    void onToken(Request request, int tokenId);
+    boolean onToken(Request request, int tokenId);
 
     /**
      * A request ended; {@link Request#finishReason()} says why.

@@ -29,9 +29,10 @@ class EngineAllocationTest
         long batches;
 
         @Override
-        public void onToken(final Request request, final int tokenId)
+        public boolean onToken(final Request request, final int tokenId)
         {
             tokens++;
+            return false;
         }
 
         @Override

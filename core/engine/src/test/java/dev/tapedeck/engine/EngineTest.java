@@ -37,6 +37,23 @@ class EngineTest
     }
 
     @Test
+    void shouldStopARequestWhenTheSinkSaysSoAtAToken()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(EngineHarness.STEP_NS)));
+        h.sink.stopAtOutputTokens.put("stopped", 3);
+        final Request stopped = h.submit("stopped", 20, 10);
+        final Request other = h.submit("other", 20, 5);
+        h.runUntilIdle();
+        assertEquals(3, h.sink.tokensOf(stopped).size(), "no token after the one the face stopped at");
+        assertEquals(FinishReason.STOP, stopped.finishReason());
+        assertEquals(5, h.sink.tokensOf(other).size(), "the other request of the same steps goes on");
+        assertEquals(FinishReason.LENGTH, other.finishReason());
+        assertEquals(List.of(stopped, other), h.sink.finished, "the stopped one finishes first, at its token's step");
+        assertEquals(h.sink.tokenTimes.get(stopped).get(2), stopped.lastTokenNs());
+        assertEquals(0, h.engine.numRunning());
+    }
+
+    @Test
     void shouldDrawTheNaturalLengthWhenMaxTokensIsUnsetAndEndWithEos()
     {
         final EngineConfig config = EngineHarness.config(new FixedStepModel(MS)).maxModelLen(100_000)

@@ -14,14 +14,17 @@ final class RecordingSink implements OutputSink
     final Map<Request, List<Long>> tokenTimes = new HashMap<>();
     final List<Request> finished = new ArrayList<>();
     final List<Long> batches = new ArrayList<>();
+    /** Request id to the output token count at which {@link #onToken} asks the engine to stop it. */
+    final Map<String, Integer> stopAtOutputTokens = new HashMap<>();
     Engine engine;
     long nowNs;
 
     @Override
-    public void onToken(final Request request, final int tokenId)
+    public boolean onToken(final Request request, final int tokenId)
     {
         tokens.computeIfAbsent(request, r -> new ArrayList<>()).add(tokenId);
         tokenTimes.computeIfAbsent(request, r -> new ArrayList<>()).add(request.lastTokenNs());
+        return request.numOutputTokens() == stopAtOutputTokens.getOrDefault(request.requestId(), -1);
     }
 
     @Override

@@ -32,8 +32,9 @@ class StepModelFidelityTest
     private static final OutputSink NO_OUTPUT = new OutputSink()
     {
         @Override
-        public void onToken(final Request request, final int tokenId)
+        public boolean onToken(final Request request, final int tokenId)
         {
+            return false;
         }
 
         @Override

@@ -98,11 +98,12 @@ final class OutputBatcher implements OutputSink
     }
 
     @Override
-    public void onToken(final Request request, final int tokenId)
+    public boolean onToken(final Request request, final int tokenId)
     {
         final PlayRequest p = (PlayRequest)request.attachment();
         p.addToken(tokenId);
         touch(p);
+        return false; // the frontend applies stop strings (its detokenizer), as with a real engine core
     }
 
     @Override

@@ -9,7 +9,6 @@ import io.netty.channel.EventLoop;
 import org.HdrHistogram.Histogram;
 
 import dev.tapedeck.engine.Engine;
-import dev.tapedeck.engine.FinishReason;
 import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.tokens.TokenVocabulary;
@@ -111,18 +110,16 @@ final class HttpFront implements OutputSink
     }
 
     @Override
-    public void onToken(final Request request, final int tokenId)
+    public boolean onToken(final Request request, final int tokenId)
     {
         final Choice choice = (Choice)request.attachment();
         if (null == choice || choice.stream.closed)
         {
-            return;
+            return false;
         }
-        if (choice.appendToken(vocabulary.bytes(tokenId)))
-        {
-            engine.abort(request, FinishReason.STOP, nowNs());
-        }
+        final boolean stop = choice.appendToken(vocabulary.bytes(tokenId));
         choice.stream.addToken(request.lastTokenNs());
+        return stop;
     }
 
     @Override
