@@ -13,7 +13,9 @@ import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.load.LoadContext;
 import dev.tapedeck.serve.Serve;
+import dev.tapedeck.serve.ServeContext;
 
 /**
  * {@code tapedeck demo}: starts {@code serve} in this process on free ports and replays a bundled real trace through
@@ -50,8 +52,9 @@ public final class DemoCommand implements Callable<Integer>
     double maxSeconds;
 
     @CommandLine.Option(names = "--drain-timeout", defaultValue = "60s", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
         description = "How long requests still running at the end may take (default: ${DEFAULT-VALUE}).")
-    String drainTimeout;
+    long drainTimeoutNs;
 
     @CommandLine.Option(names = "--report", defaultValue = "tapedeck-demo.json", paramLabel = "FILE",
         description = "JSON report (default: ${DEFAULT-VALUE}).")
@@ -86,12 +89,7 @@ public final class DemoCommand implements Callable<Integer>
             throw new IllegalArgumentException("--instances, --time-scale and --max-seconds must be positive");
         }
         final Path trace = null != workload ? workload : extractBundledTrace();
-        final ServeCommand serve = new ServeCommand();
-        final List<String> serveFlags = new ArrayList<>(List.of("--port", "0", "--instances",
-            Integer.toString(instances), "--max-model-len", "131072", "--max-waiting-queue-length", "100000"));
-        serveFlags.addAll(serveArgs);
-        new CommandLine(serve).setCaseInsensitiveEnumValuesAllowed(true).parseArgs(serveFlags.toArray(String[]::new));
-        try (Serve started = Serve.start(serve.context()))
+        try (Serve started = Serve.start(serveContext()))
         {
             final StringBuilder urls = new StringBuilder();
             for (final URI url : started.baseUrls())
@@ -103,26 +101,7 @@ public final class DemoCommand implements Callable<Integer>
             System.err.printf(Locale.ROOT, "tapedeck demo: replaying %s at time scale %s for up to %s s%n",
                 null != workload ? workload : "the Mooncake FAST'25 conversation trace (Apache-2.0)", timeScale,
                 maxSeconds);
-            final List<String> loadFlags = new ArrayList<>(List.of("--url", urls.toString(), "--workload",
-                trace.toString(), "--time-scale", Double.toString(timeScale), "--max-seconds",
-                Double.toString(maxSeconds), "--drain-timeout", drainTimeout, "--model",
-                started.context().serveOptions().modelNameForResponses(), "--report", report.toString(), "--html",
-                html.toString(), "--scrape-metrics", started.baseUrls().get(0) + "/metrics"));
-            if (quiet)
-            {
-                loadFlags.add("--quiet");
-            }
-            if (loadArgs.stream().noneMatch(a -> a.startsWith("--prompt-format") || a.startsWith("--endpoint")))
-            {
-                // token-id prompts: the servers do not tokenize the trace's ~20 M prompt tokens, which on two cores
-                // left the client's sends later (docs/load.md: the demo's lateness, text and ids)
-                loadFlags.addAll(List.of("--prompt-format", "tokens"));
-            }
-            loadFlags.addAll(loadArgs);
-            final LoadCommand load = new LoadCommand();
-            new CommandLine(load).setCaseInsensitiveEnumValuesAllowed(true)
-                .parseArgs(loadFlags.toArray(String[]::new));
-            return load.call();
+            return LoadCommand.run(loadContext(started, trace));
         }
         finally
         {
@@ -131,6 +110,99 @@ public final class DemoCommand implements Callable<Integer>
                 Files.deleteIfExists(trace);
             }
         }
+    }
+
+    /**
+     * The fleet: {@code --instances} instances on free ports, with room for the trace's longest prompts; a
+     * {@code --serve-arg} flag wins over each of these.
+     */
+    private ServeContext serveContext()
+    {
+        final ServeCommand flags = new ServeCommand();
+        final CommandLine.ParseResult given = new CommandLine(flags).setCaseInsensitiveEnumValuesAllowed(true)
+            .parseArgs(serveArgs.toArray(String[]::new));
+        final ServeContext serve = flags.context();
+        if (!given.hasMatchedOption("--port"))
+        {
+            serve.port(0);
+        }
+        if (!given.hasMatchedOption("--instances"))
+        {
+            serve.instances(instances);
+        }
+        if (!given.hasMatchedOption("--max-model-len"))
+        {
+            serve.engine().maxModelLen(131_072);
+        }
+        if (!given.hasMatchedOption("--max-waiting-queue-length"))
+        {
+            serve.engine().maxWaitingQueueLength(100_000);
+        }
+        return serve;
+    }
+
+    /**
+     * The replay against every instance in turn; a {@code --load-arg} flag wins over each of the demo's settings.
+     */
+    private LoadContext loadContext(final Serve fleet, final Path trace)
+    {
+        final List<String> flags = new ArrayList<>(loadArgs);
+        final boolean urlGiven = loadArgs.stream().anyMatch(a -> a.startsWith("--url"));
+        if (!urlGiven)
+        {
+            flags.addAll(0, List.of("--url", fleet.baseUrls().get(0).toString())); // required by the parser
+        }
+        final LoadCommand command = new LoadCommand();
+        final CommandLine.ParseResult given = new CommandLine(command).setCaseInsensitiveEnumValuesAllowed(true)
+            .parseArgs(flags.toArray(String[]::new));
+        final LoadContext load = command.context();
+        if (!urlGiven)
+        {
+            load.urls(fleet.baseUrls());
+        }
+        if (!given.hasMatchedOption("--workload"))
+        {
+            load.workload(trace);
+        }
+        if (!given.hasMatchedOption("--time-scale"))
+        {
+            load.timeScale(timeScale);
+        }
+        if (!given.hasMatchedOption("--max-seconds"))
+        {
+            load.maxSeconds(maxSeconds);
+        }
+        if (!given.hasMatchedOption("--drain-timeout"))
+        {
+            load.drainTimeoutNs(drainTimeoutNs);
+        }
+        if (!given.hasMatchedOption("--model"))
+        {
+            load.model(fleet.context().serveOptions().modelNameForResponses());
+        }
+        if (!given.hasMatchedOption("--report"))
+        {
+            load.report(report);
+        }
+        if (!given.hasMatchedOption("--html"))
+        {
+            load.html(html);
+        }
+        if (!given.hasMatchedOption("--scrape-metrics"))
+        {
+            load.scrapeMetrics(fleet.baseUrls().get(0).resolve("/metrics"));
+        }
+        if (quiet)
+        {
+            load.progress(false);
+        }
+        if (!given.hasMatchedOption("--prompt-format") && !given.hasMatchedOption("--endpoint"))
+        {
+            // token-id prompts: the servers do not tokenize the trace's ~20 M prompt tokens, which on two cores
+            // left the client's sends later (docs/load.md: the demo's lateness, text and ids)
+            load.tokenPrompts(true);
+        }
+        return load;
     }
 
     private static Path extractBundledTrace() throws IOException

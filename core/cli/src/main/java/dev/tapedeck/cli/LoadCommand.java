@@ -1,41 +1,18 @@
 package dev.tapedeck.cli;
 
-import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import picocli.CommandLine;
 
-import dev.tapedeck.load.ArrivalProcess;
-import dev.tapedeck.load.LengthDistribution;
-import dev.tapedeck.load.LoadJob;
-import dev.tapedeck.load.LoadPlan;
-import dev.tapedeck.load.LoadRun;
-import dev.tapedeck.load.PromptFactory;
-import dev.tapedeck.load.PromptWords;
+import dev.tapedeck.load.Load;
+import dev.tapedeck.load.LoadContext;
 import dev.tapedeck.load.RequestBodies;
-import dev.tapedeck.load.Slo;
-import dev.tapedeck.tokens.BuiltinTokenizer;
-import dev.tapedeck.tokens.HfTokenizer;
-import dev.tapedeck.tokens.Tokenizer;
-import dev.tapedeck.workload.SessionInference;
-import dev.tapedeck.workload.Workload;
-import dev.tapedeck.workload.WorkloadFormat;
-import dev.tapedeck.workload.Workloads;
 
 /**
  * {@code tapedeck load}: drive any OpenAI-compatible server with a real trace (open loop at its time stamps), a rate
@@ -55,9 +32,6 @@ import dev.tapedeck.workload.Workloads;
         "  tapedeck load --url ... --sweep concurrency=1,8,64,512 --duration 30s --report out.json --html out.html"})
 public final class LoadCommand implements Callable<Integer>
 {
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
-
     @CommandLine.Option(names = "--url", required = true, paramLabel = "URL", split = ",",
         description = "The server: http://host:port; several (comma-separated or repeated) are loaded in turn, " +
             "request by request.")
@@ -208,18 +182,76 @@ public final class LoadCommand implements Callable<Integer>
     @CommandLine.Option(names = "--quiet", description = "No progress line.")
     boolean quiet;
 
+    /**
+     * @return the settings the flags describe (also used by {@code demo}, which sets its own on top).
+     * @throws IllegalArgumentException if a flag's value is invalid.
+     */
+    LoadContext context()
+    {
+        if (!"auto".equalsIgnoreCase(sessions) && !"off".equalsIgnoreCase(sessions))
+        {
+            throw new IllegalArgumentException("--sessions must be auto or off");
+        }
+        return new LoadContext()
+            .urls(urls)
+            .workload(workload)
+            .format(format)
+            .timeScale(timeScale)
+            .rate(rate)
+            .arrivals(arrivals)
+            .concurrency(concurrency)
+            .sweep(sweep)
+            .promptTokens(promptTokens)
+            .outputTokens(outputTokens)
+            .durationNs(durationNs)
+            .maxRequests(maxRequests)
+            .maxSeconds(maxSeconds)
+            .warmupSeconds(warmupSeconds)
+            .model(model)
+            .endpoint("chat".equalsIgnoreCase(endpoint) ? RequestBodies.Endpoint.CHAT :
+                RequestBodies.Endpoint.COMPLETIONS)
+            .stream(stream)
+            .ignoreEos(ignoreEos)
+            .tokenPrompts("tokens".equalsIgnoreCase(promptFormat))
+            .cacheResistant(cacheResistant)
+            .inferSessions("auto".equalsIgnoreCase(sessions))
+            .tokenizerFile(tokenizer)
+            .apiKey(apiKey)
+            .headers(headers)
+            .requestTimeoutNs(requestTimeoutNs)
+            .drainTimeoutNs(drainTimeoutNs)
+            .rampUpNs(rampUpNs)
+            .clientThreads(clientThreads)
+            .continuousUsage(!noContinuousUsage)
+            .slo(slo)
+            .seed(seed)
+            .report(report)
+            .html(html)
+            .scrapeMetrics(scrapeMetrics)
+            .progress(!quiet);
+    }
+
     @Override
     public Integer call() throws Exception
     {
-        validate(); // bad flags fail before the tokenizer is loaded
-        final Tokenizer promptTokenizer = null == tokenizer ? new BuiltinTokenizer() : new HfTokenizer(tokenizer);
-        try
+        return run(context());
+    }
+
+    /**
+     * Run a load to its end; SIGINT/SIGTERM stop it early, the reports still written.
+     *
+     * @param context the load.
+     * @return the exit code.
+     * @throws Exception if it cannot start or a report cannot be written.
+     */
+    static int run(final LoadContext context) throws Exception
+    {
+        try (Load load = Load.start(context))
         {
-            final LoadJob job = new LoadJob(settings(promptTokenizer), System.out, System.err);
             final CountDownLatch finished = new CountDownLatch(1);
             final Thread hook = new Thread(() ->
             {
-                job.stop();
+                load.stop();
                 try
                 {
                     finished.await(30, TimeUnit.SECONDS);
@@ -232,7 +264,7 @@ public final class LoadCommand implements Callable<Integer>
             Runtime.getRuntime().addShutdownHook(hook);
             try
             {
-                job.run();
+                load.await();
             }
             finally
             {
@@ -248,245 +280,5 @@ public final class LoadCommand implements Callable<Integer>
             }
             return 0;
         }
-        finally
-        {
-            promptTokenizer.close();
-        }
-    }
-
-    /**
-     * Turn the flags into a job (also used by tests and {@code demo}).
-     *
-     * @param promptTokenizer the tokenizer prompts are built for.
-     * @return the job's settings.
-     * @throws IOException if the workload cannot be read or the server cannot be asked for its model.
-     */
-    LoadJob.Settings settings(final Tokenizer promptTokenizer) throws IOException, InterruptedException
-    {
-        validate();
-        final Slo objectives = null == slo ? Slo.NONE : Slo.parse(slo);
-        final List<LoadJob.PointSpec> points = new ArrayList<>();
-        final LoadPlan basePlan = basePlan();
-        final LoadRun.Mode mode = null != concurrency || (null != sweep && sweep.startsWith("concurrency")) ?
-            LoadRun.Mode.CLOSED : LoadRun.Mode.OPEN;
-        final double runSeconds = null != durationNs ? durationNs / 1e9 : maxSeconds;
-        String sweepParameter = null;
-        if (null != sweep)
-        {
-            final String[] kv = sweep.split("=", 2);
-            sweepParameter = kv[0].trim().toLowerCase(Locale.ROOT);
-            for (final String level : kv[1].split(","))
-            {
-                final double value = Double.parseDouble(level.trim());
-                if ("rate".equals(sweepParameter))
-                {
-                    final LoadPlan plan = LoadPlan.fromRate(value, ArrivalProcess.parse(arrivals), runSeconds,
-                        LengthDistribution.parse(promptTokens), outputDistribution(), seed, maxRequests);
-                    points.add(new LoadJob.PointSpec("rate=" + level.trim(), value, new LoadRun.Settings(plan,
-                        LoadRun.Mode.OPEN, 0, maxRequests, maxSeconds, warmupSeconds, drainTimeoutNs, objectives,
-                        "rate=" + level.trim())));
-                }
-                else
-                {
-                    points.add(new LoadJob.PointSpec("concurrency=" + level.trim(), value, new LoadRun.Settings(
-                        basePlan, LoadRun.Mode.CLOSED, (int)value, maxRequests, runSeconds, warmupSeconds,
-                        drainTimeoutNs, objectives, "concurrency=" + level.trim(), rampUpNs)));
-                }
-            }
-        }
-        else
-        {
-            points.add(new LoadJob.PointSpec("run", Double.NaN, new LoadRun.Settings(basePlan, mode,
-                null == concurrency ? 0 : concurrency, maxRequests, LoadRun.Mode.CLOSED == mode ? runSeconds :
-                maxSeconds, warmupSeconds, drainTimeoutNs, objectives, "run", rampUpNs)));
-        }
-        final String modelName = null != model ? model : discoverModel();
-        final RequestBodies.Endpoint which = "chat".equalsIgnoreCase(endpoint) ? RequestBodies.Endpoint.CHAT :
-            RequestBodies.Endpoint.COMPLETIONS;
-        final PromptFactory prompts = new PromptFactory(PromptWords.of(promptTokenizer), seed, basePlan.blockSize(),
-            cacheResistant);
-        final RequestBodies bodies = new RequestBodies(which, modelName, stream, ignoreEos,
-            "tokens".equalsIgnoreCase(promptFormat), stream && !noContinuousUsage, prompts);
-        final Map<String, String> extra = new LinkedHashMap<>();
-        if (null != apiKey)
-        {
-            extra.put("Authorization", "Bearer " + apiKey);
-        }
-        for (final String header : headers)
-        {
-            final int colon = header.indexOf(':');
-            if (colon <= 0)
-            {
-                throw new IllegalArgumentException("--header must be NAME:VALUE, got '" + header + "'");
-            }
-            extra.put(header.substring(0, colon).trim(), header.substring(colon + 1).trim());
-        }
-        final Map<String, Object> target = new LinkedHashMap<>();
-        target.put("url", urls.size() == 1 ? urls.get(0).toString() : urls.stream().map(URI::toString).toList());
-        target.put("model", modelName);
-        target.put("endpoint", which.path());
-        target.put("stream", stream);
-        return new LoadJob.Settings(urls, target, optionsForReport(), bodies, extra, clientThreads, requestTimeoutNs,
-            objectives, sweepParameter, points, scrapeMetrics, report, html, !quiet);
-    }
-
-    private void validate()
-    {
-        final int sources = (null != workload ? 1 : 0) + (null != rate ? 1 : 0);
-        if (null == workload && null == rate && null == concurrency && null == sweep)
-        {
-            throw new IllegalArgumentException("give --workload FILE, --rate R, --concurrency C or --sweep");
-        }
-        if (sources > 1)
-        {
-            throw new IllegalArgumentException("--workload and --rate cannot be combined");
-        }
-        if (null != sweep && (null != rate || null != concurrency))
-        {
-            throw new IllegalArgumentException("--sweep replaces --rate and --concurrency");
-        }
-        if (null != sweep && !sweep.matches("(?i)(concurrency|rate)=[0-9.]+(,[0-9.]+)*"))
-        {
-            throw new IllegalArgumentException("--sweep must be concurrency=N,N,... or rate=R,R,..., got '" + sweep +
-                "'");
-        }
-        if (null != sweep)
-        {
-            final boolean concurrencySweep = sweep.toLowerCase(Locale.ROOT).startsWith("concurrency");
-            for (final String level : sweep.split("=", 2)[1].split(","))
-            {
-                final double value;
-                try
-                {
-                    value = Double.parseDouble(level);
-                }
-                catch (final NumberFormatException ex)
-                {
-                    throw new IllegalArgumentException("--sweep level '" + level + "' is not a number");
-                }
-                if (concurrencySweep ? value < 1 || value != Math.rint(value) : !(value > 0))
-                {
-                    throw new IllegalArgumentException("--sweep levels must be " + (concurrencySweep ?
-                        "whole numbers >= 1" : "rates > 0") + ", got '" + level + "'");
-                }
-            }
-        }
-        final boolean closed = null != concurrency || (null != sweep && sweep.toLowerCase(Locale.ROOT)
-            .startsWith("concurrency"));
-        final boolean generated = null == workload;
-        if ((closed || null != sweep || null != rate) && null == durationNs && 0 == maxRequests && !(maxSeconds > 0))
-        {
-            throw new IllegalArgumentException("give --duration or --max-requests, or the run never ends");
-        }
-        if ((null != rate || (null != sweep && sweep.startsWith("rate"))) && null == durationNs && !(maxSeconds > 0))
-        {
-            throw new IllegalArgumentException("--rate needs --duration");
-        }
-        if (null != concurrency && concurrency < 1)
-        {
-            throw new IllegalArgumentException("--concurrency must be >= 1");
-        }
-        if (clientThreads < 1 || clientThreads > 64)
-        {
-            throw new IllegalArgumentException("--client-threads must be within 1..64");
-        }
-        if (!"auto".equalsIgnoreCase(sessions) && !"off".equalsIgnoreCase(sessions))
-        {
-            throw new IllegalArgumentException("--sessions must be auto or off");
-        }
-        if (!generated && null == durationNs && 0 == maxRequests && closed)
-        {
-            throw new IllegalArgumentException("give --duration or --max-requests with --concurrency");
-        }
-    }
-
-    private LoadPlan basePlan() throws IOException
-    {
-        if (null != workload)
-        {
-            Workload w = "auto".equalsIgnoreCase(format) ? Workloads.load(workload) :
-                Workloads.load(workload, WorkloadFormat.of(format));
-            if ("auto".equalsIgnoreCase(sessions))
-            {
-                w = SessionInference.infer(w);
-            }
-            else
-            {
-                w = withoutSessions(w);
-            }
-            return LoadPlan.fromWorkload(w, timeScale, 0, 0,
-                null == outputTokens ? null : LengthDistribution.parse(outputTokens), seed);
-        }
-        if (null != rate)
-        {
-            return LoadPlan.fromRate(rate, ArrivalProcess.parse(arrivals), null != durationNs ? durationNs / 1e9 :
-                maxSeconds,
-                LengthDistribution.parse(promptTokens), outputDistribution(), seed, maxRequests);
-        }
-        return LoadPlan.pool(Math.max(1, 0 == maxRequests ? 10_000 : maxRequests),
-            LengthDistribution.parse(promptTokens), outputDistribution(), seed);
-    }
-
-    private static Workload withoutSessions(final Workload w)
-    {
-        final List<dev.tapedeck.workload.WorkloadRequest> requests = new ArrayList<>();
-        for (final dev.tapedeck.workload.WorkloadRequest r : w.requests())
-        {
-            requests.add(new dev.tapedeck.workload.WorkloadRequest(r.arrivalMs(), r.promptTokens(), r.outputTokens(),
-                r.hashIds(), null, 0, Double.NaN));
-        }
-        return new Workload(w.source(), w.hashBlockSize(), requests, w.notes());
-    }
-
-    private LengthDistribution outputDistribution()
-    {
-        return LengthDistribution.parse(null == outputTokens ? "128" : outputTokens);
-    }
-
-    private String discoverModel() throws IOException, InterruptedException
-    {
-        final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        final HttpRequest.Builder request = HttpRequest.newBuilder(urls.get(0).resolve("/v1/models"))
-            .timeout(Duration.ofSeconds(10)).GET();
-        if (null != apiKey)
-        {
-            request.header("Authorization", "Bearer " + apiKey);
-        }
-        final HttpResponse<String> response;
-        try
-        {
-            response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        }
-        catch (final java.net.ConnectException ex)
-        {
-            throw new IOException("cannot reach " + urls.get(0) +
-                " (is the server up?); or pass --model to skip asking it");
-        }
-        final JsonNode models = 200 == response.statusCode() ? new ObjectMapper().readTree(response.body()) : null;
-        final JsonNode first = null == models ? null : models.path("data").path(0).path("id");
-        if (null == first || first.isMissingNode())
-        {
-            throw new IOException(urls.get(0) + "/v1/models gave no model (status " + response.statusCode() +
-                "); pass --model");
-        }
-        return first.asText();
-    }
-
-    private Map<String, Object> optionsForReport()
-    {
-        final Map<String, Object> options = new LinkedHashMap<>();
-        for (final CommandLine.Model.OptionSpec option : spec.options())
-        {
-            if (option.usageHelp() || option.versionHelp() || "--api-key".equals(option.longestName()))
-            {
-                continue;
-            }
-            final Object value = option.getValue();
-            if (null != value && !(value instanceof List<?> list && list.isEmpty()))
-            {
-                options.put(option.longestName().replaceFirst("^--", ""), String.valueOf(value));
-            }
-        }
-        return options;
     }
 }

@@ -1,0 +1,733 @@
+package dev.tapedeck.load;
+
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+import dev.tapedeck.tokens.Tokenizer;
+
+/**
+ * Everything {@link Load#start(LoadContext)} needs, in the Aeron style: fluent setters, getters of the same name
+ * (each returns what its setter set), and {@link #conclude()}, which checks that the settings describe a run that
+ * ends. Each default is named on its setter; they are those of {@code tapedeck load}, whose flags have the same
+ * names. Values with a grammar of their own (length distributions, arrivals, sweeps, objectives) take the flag's text.
+ * <p>
+ * Not thread safe: fill it on one thread, then hand it to {@code start}, after which it must not change.
+ */
+public final class LoadContext
+{
+    /** A request running longer fails as a timeout, by default: 10 minutes. */
+    public static final long DEFAULT_REQUEST_TIMEOUT_NS = TimeUnit.MINUTES.toNanos(10);
+    /** How long running requests may finish after the last send, by default: 60 s. */
+    public static final long DEFAULT_DRAIN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(60);
+
+    private List<URI> urls;
+    private Path workload;
+    private String format = "auto";
+    private double timeScale = 1.0;
+    private Double rate;
+    private String arrivals = "poisson";
+    private Integer concurrency;
+    private String sweep;
+    private String promptTokens = "512";
+    private String outputTokens;
+    private Long durationNs;
+    private int maxRequests = 0;
+    private double maxSeconds = 0;
+    private double warmupSeconds = 0;
+    private String model;
+    private RequestBodies.Endpoint endpoint = RequestBodies.Endpoint.COMPLETIONS;
+    private boolean stream = true;
+    private boolean ignoreEos = false;
+    private boolean tokenPrompts = false;
+    private boolean cacheResistant = false;
+    private boolean inferSessions = true;
+    private Tokenizer tokenizer;
+    private Path tokenizerFile;
+    private String apiKey;
+    private List<String> headers = new ArrayList<>();
+    private long requestTimeoutNs = DEFAULT_REQUEST_TIMEOUT_NS;
+    private long drainTimeoutNs = DEFAULT_DRAIN_TIMEOUT_NS;
+    private long rampUpNs = 0;
+    private int clientThreads = 1;
+    private boolean continuousUsage = true;
+    private String slo;
+    private long seed = 0;
+    private Path report;
+    private Path html;
+    private URI scrapeMetrics;
+    private boolean progress = true;
+    private PrintStream out = System.out;
+    private PrintStream err = System.err;
+    /**
+     * Check that the settings describe a run that ends. Called by {@link Load#start}; calling it again does nothing
+     * new.
+     *
+     * @return this.
+     * @throws IllegalArgumentException naming the first problem, in the words of the CLI flags.
+     */
+    public LoadContext conclude()
+    {
+        if (null == urls || urls.isEmpty())
+        {
+            throw new IllegalArgumentException("give --url");
+        }
+        if (null != tokenizer && null != tokenizerFile)
+        {
+            throw new IllegalArgumentException("give a tokenizer or a tokenizer file, not both");
+        }
+        final int sources = (null != workload ? 1 : 0) + (null != rate ? 1 : 0);
+        if (null == workload && null == rate && null == concurrency && null == sweep)
+        {
+            throw new IllegalArgumentException("give --workload FILE, --rate R, --concurrency C or --sweep");
+        }
+        if (sources > 1)
+        {
+            throw new IllegalArgumentException("--workload and --rate cannot be combined");
+        }
+        if (null != sweep && (null != rate || null != concurrency))
+        {
+            throw new IllegalArgumentException("--sweep replaces --rate and --concurrency");
+        }
+        if (null != sweep && !sweep.matches("(?i)(concurrency|rate)=[0-9.]+(,[0-9.]+)*"))
+        {
+            throw new IllegalArgumentException("--sweep must be concurrency=N,N,... or rate=R,R,..., got '" + sweep +
+                "'");
+        }
+        if (null != sweep)
+        {
+            checkSweepLevels();
+        }
+        final boolean closed = isClosedLoop();
+        final boolean generated = null == workload;
+        if ((closed || null != sweep || null != rate) && null == durationNs && 0 == maxRequests && !(maxSeconds > 0))
+        {
+            throw new IllegalArgumentException("give --duration or --max-requests, or the run never ends");
+        }
+        if ((null != rate || (null != sweep && sweep.startsWith("rate"))) && null == durationNs && !(maxSeconds > 0))
+        {
+            throw new IllegalArgumentException("--rate needs --duration");
+        }
+        if (null != concurrency && concurrency < 1)
+        {
+            throw new IllegalArgumentException("--concurrency must be >= 1");
+        }
+        if (clientThreads < 1 || clientThreads > 64)
+        {
+            throw new IllegalArgumentException("--client-threads must be within 1..64");
+        }
+        if (!generated && null == durationNs && 0 == maxRequests && closed)
+        {
+            throw new IllegalArgumentException("give --duration or --max-requests with --concurrency");
+        }
+        return this;
+    }
+
+    private void checkSweepLevels()
+    {
+        final boolean concurrencySweep = sweep.toLowerCase(Locale.ROOT).startsWith("concurrency");
+        for (final String level : sweep.split("=", 2)[1].split(","))
+        {
+            final double value;
+            try
+            {
+                value = Double.parseDouble(level);
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw new IllegalArgumentException("--sweep level '" + level + "' is not a number");
+            }
+            if (concurrencySweep ? value < 1 || value != Math.rint(value) : !(value > 0))
+            {
+                throw new IllegalArgumentException("--sweep levels must be " + (concurrencySweep ?
+                    "whole numbers >= 1" : "rates > 0") + ", got '" + level + "'");
+            }
+        }
+    }
+
+    /**
+     * @return true for a closed loop: a concurrency or a concurrency sweep.
+     */
+    boolean isClosedLoop()
+    {
+        return null != concurrency || (null != sweep && sweep.toLowerCase(Locale.ROOT).startsWith("concurrency"));
+    }
+
+    /**
+     * @param value the servers, loaded in turn request by request (required; {@code --url}).
+     * @return this.
+     */
+    public LoadContext urls(final List<URI> value)
+    {
+        urls = value;
+        return this;
+    }
+
+    public List<URI> urls()
+    {
+        return urls;
+    }
+
+    /**
+     * @param value replay this workload or trace open loop at its time stamps (default none; {@code --workload}).
+     * @return this.
+     */
+    public LoadContext workload(final Path value)
+    {
+        workload = value;
+        return this;
+    }
+
+    public Path workload()
+    {
+        return workload;
+    }
+
+    /**
+     * @param value workload format: auto, tapedeck, trace, mooncake, azure, kvcache-tester, guidellm, guidellm-replay,
+     *     vllm-bench (default auto).
+     * @return this.
+     */
+    public LoadContext format(final String value)
+    {
+        format = value;
+        return this;
+    }
+
+    public String format()
+    {
+        return format;
+    }
+
+    /**
+     * @param value multiply the workload's gaps and think times by this (default 1.0).
+     * @return this.
+     */
+    public LoadContext timeScale(final double value)
+    {
+        timeScale = value;
+        return this;
+    }
+
+    public double timeScale()
+    {
+        return timeScale;
+    }
+
+    /**
+     * @param value open loop at this many requests per second (default none; {@code --rate}).
+     * @return this.
+     */
+    public LoadContext rate(final Double value)
+    {
+        rate = value;
+        return this;
+    }
+
+    public Double rate()
+    {
+        return rate;
+    }
+
+    /**
+     * @param value arrival process of the rate: poisson, gamma:CV or constant (default poisson).
+     * @return this.
+     */
+    public LoadContext arrivals(final String value)
+    {
+        arrivals = value;
+        return this;
+    }
+
+    public String arrivals()
+    {
+        return arrivals;
+    }
+
+    /**
+     * @param value closed loop: keep this many requests in flight (default none).
+     * @return this.
+     */
+    public LoadContext concurrency(final Integer value)
+    {
+        concurrency = value;
+        return this;
+    }
+
+    public Integer concurrency()
+    {
+        return concurrency;
+    }
+
+    /**
+     * @param value one run per level, {@code concurrency=1,8,64} or {@code rate=1,2,4} (default none).
+     * @return this.
+     */
+    public LoadContext sweep(final String value)
+    {
+        sweep = value;
+        return this;
+    }
+
+    public String sweep()
+    {
+        return sweep;
+    }
+
+    /**
+     * @param value prompt lengths of generated requests: N, MIN..MAX, normal:MEAN,SD, lognormal:MEAN,SD (default 512).
+     * @return this.
+     */
+    public LoadContext promptTokens(final String value)
+    {
+        promptTokens = value;
+        return this;
+    }
+
+    public String promptTokens()
+    {
+        return promptTokens;
+    }
+
+    /**
+     * @param value output lengths (same forms); with a workload it replaces the workload's (default 128 for generated
+     *     requests, the workload's otherwise).
+     * @return this.
+     */
+    public LoadContext outputTokens(final String value)
+    {
+        outputTokens = value;
+        return this;
+    }
+
+    public String outputTokens()
+    {
+        return outputTokens;
+    }
+
+    /**
+     * @param value how long to generate arrivals (rate) or keep sending (concurrency, sweep) (default none).
+     * @return this.
+     */
+    public LoadContext durationNs(final Long value)
+    {
+        durationNs = value;
+        return this;
+    }
+
+    public Long durationNs()
+    {
+        return durationNs;
+    }
+
+    /**
+     * @param value send at most this many requests, 0 for no limit (default 0).
+     * @return this.
+     */
+    public LoadContext maxRequests(final int value)
+    {
+        maxRequests = value;
+        return this;
+    }
+
+    public int maxRequests()
+    {
+        return maxRequests;
+    }
+
+    /**
+     * @param value stop sending after this many seconds, 0 for no limit (default 0).
+     * @return this.
+     */
+    public LoadContext maxSeconds(final double value)
+    {
+        maxSeconds = value;
+        return this;
+    }
+
+    public double maxSeconds()
+    {
+        return maxSeconds;
+    }
+
+    /**
+     * @param value requests meant for the first seconds are sent but not measured (default 0).
+     * @return this.
+     */
+    public LoadContext warmupSeconds(final double value)
+    {
+        warmupSeconds = value;
+        return this;
+    }
+
+    public double warmupSeconds()
+    {
+        return warmupSeconds;
+    }
+
+    /**
+     * @param value model name to send (default: the first of the server's /v1/models).
+     * @return this.
+     */
+    public LoadContext model(final String value)
+    {
+        model = value;
+        return this;
+    }
+
+    public String model()
+    {
+        return model;
+    }
+
+    /**
+     * @param value the OpenAI endpoint (default completions).
+     * @return this.
+     */
+    public LoadContext endpoint(final RequestBodies.Endpoint value)
+    {
+        endpoint = value;
+        return this;
+    }
+
+    public RequestBodies.Endpoint endpoint()
+    {
+        return endpoint;
+    }
+
+    /**
+     * @param value stream responses (SSE) to time every token (default true).
+     * @return this.
+     */
+    public LoadContext stream(final boolean value)
+    {
+        stream = value;
+        return this;
+    }
+
+    public boolean stream()
+    {
+        return stream;
+    }
+
+    /**
+     * @param value send ignore_eos so outputs have exactly the planned length (default false).
+     * @return this.
+     */
+    public LoadContext ignoreEos(final boolean value)
+    {
+        ignoreEos = value;
+        return this;
+    }
+
+    public boolean ignoreEos()
+    {
+        return ignoreEos;
+    }
+
+    /**
+     * @param value prompts as token-id arrays instead of text (completions only; default false).
+     * @return this.
+     */
+    public LoadContext tokenPrompts(final boolean value)
+    {
+        tokenPrompts = value;
+        return this;
+    }
+
+    public boolean tokenPrompts()
+    {
+        return tokenPrompts;
+    }
+
+    /**
+     * @param value give every prompt a unique start, so no two requests share a prefix (default false).
+     * @return this.
+     */
+    public LoadContext cacheResistant(final boolean value)
+    {
+        cacheResistant = value;
+        return this;
+    }
+
+    public boolean cacheResistant()
+    {
+        return cacheResistant;
+    }
+
+    /**
+     * @param value replay multi-turn sessions turn after turn, given by the workload or inferred from block-id chains;
+     *     false sends every request at its time stamp (default true).
+     * @return this.
+     */
+    public LoadContext inferSessions(final boolean value)
+    {
+        inferSessions = value;
+        return this;
+    }
+
+    public boolean inferSessions()
+    {
+        return inferSessions;
+    }
+
+    /**
+     * @param value a tokenizer the caller owns, that prompts are built for (default: the built-in o200k_base, which the
+     *     run owns).
+     * @return this.
+     */
+    public LoadContext tokenizer(final Tokenizer value)
+    {
+        tokenizer = value;
+        return this;
+    }
+
+    public Tokenizer tokenizer()
+    {
+        return tokenizer;
+    }
+
+    /**
+     * @param value the served model's tokenizer.json, loaded and owned by the run (default none).
+     * @return this.
+     */
+    public LoadContext tokenizerFile(final Path value)
+    {
+        tokenizerFile = value;
+        return this;
+    }
+
+    public Path tokenizerFile()
+    {
+        return tokenizerFile;
+    }
+
+    /**
+     * @param value send {@code Authorization: Bearer KEY} (default none).
+     * @return this.
+     */
+    public LoadContext apiKey(final String value)
+    {
+        apiKey = value;
+        return this;
+    }
+
+    public String apiKey()
+    {
+        return apiKey;
+    }
+
+    /**
+     * @param value extra request headers, each {@code NAME:VALUE} (default none).
+     * @return this.
+     */
+    public LoadContext headers(final List<String> value)
+    {
+        headers = value;
+        return this;
+    }
+
+    public List<String> headers()
+    {
+        return headers;
+    }
+
+    /**
+     * @param value a request running longer fails as a timeout (default 10 minutes).
+     * @return this.
+     */
+    public LoadContext requestTimeoutNs(final long value)
+    {
+        requestTimeoutNs = value;
+        return this;
+    }
+
+    public long requestTimeoutNs()
+    {
+        return requestTimeoutNs;
+    }
+
+    /**
+     * @param value after the last send, how long running requests may finish (default 60 s).
+     * @return this.
+     */
+    public LoadContext drainTimeoutNs(final long value)
+    {
+        drainTimeoutNs = value;
+        return this;
+    }
+
+    public long drainTimeoutNs()
+    {
+        return drainTimeoutNs;
+    }
+
+    /**
+     * @param value closed loop: spread the first sends evenly over this time (default 0).
+     * @return this.
+     */
+    public LoadContext rampUpNs(final long value)
+    {
+        rampUpNs = value;
+        return this;
+    }
+
+    public long rampUpNs()
+    {
+        return rampUpNs;
+    }
+
+    /**
+     * @param value client event loops, 1..64 (default 1).
+     * @return this.
+     */
+    public LoadContext clientThreads(final int value)
+    {
+        clientThreads = value;
+        return this;
+    }
+
+    public int clientThreads()
+    {
+        return clientThreads;
+    }
+
+    /**
+     * @param value ask for usage in every chunk (default true).
+     * @return this.
+     */
+    public LoadContext continuousUsage(final boolean value)
+    {
+        continuousUsage = value;
+        return this;
+    }
+
+    public boolean continuousUsage()
+    {
+        return continuousUsage;
+    }
+
+    /**
+     * @param value objectives for goodput: {@code ttft_ms=..,itl_ms=..,tpot_ms=..,e2e_ms=..} (default none).
+     * @return this.
+     */
+    public LoadContext slo(final String value)
+    {
+        slo = value;
+        return this;
+    }
+
+    public String slo()
+    {
+        return slo;
+    }
+
+    /**
+     * @param value seed of prompts and generated plans (default 0).
+     * @return this.
+     */
+    public LoadContext seed(final long value)
+    {
+        seed = value;
+        return this;
+    }
+
+    public long seed()
+    {
+        return seed;
+    }
+
+    /**
+     * @param value write the JSON report here (default none).
+     * @return this.
+     */
+    public LoadContext report(final Path value)
+    {
+        report = value;
+        return this;
+    }
+
+    public Path report()
+    {
+        return report;
+    }
+
+    /**
+     * @param value write the HTML report here (default none).
+     * @return this.
+     */
+    public LoadContext html(final Path value)
+    {
+        html = value;
+        return this;
+    }
+
+    public Path html()
+    {
+        return html;
+    }
+
+    /**
+     * @param value sample this Prometheus URL every second into the report (default none).
+     * @return this.
+     */
+    public LoadContext scrapeMetrics(final URI value)
+    {
+        scrapeMetrics = value;
+        return this;
+    }
+
+    public URI scrapeMetrics()
+    {
+        return scrapeMetrics;
+    }
+
+    /**
+     * @param value print a progress line to the error stream (default true).
+     * @return this.
+     */
+    public LoadContext progress(final boolean value)
+    {
+        progress = value;
+        return this;
+    }
+
+    public boolean progress()
+    {
+        return progress;
+    }
+
+    /**
+     * @param value where the result table goes (default standard output).
+     * @return this.
+     */
+    public LoadContext out(final PrintStream value)
+    {
+        out = value;
+        return this;
+    }
+
+    public PrintStream out()
+    {
+        return out;
+    }
+
+    /**
+     * @param value where progress goes (default standard error).
+     * @return this.
+     */
+    public LoadContext err(final PrintStream value)
+    {
+        err = value;
+        return this;
+    }
+
+    public PrintStream err()
+    {
+        return err;
+    }
+}
