@@ -38,7 +38,7 @@ final class CompletionAdmission
         final ParsedRequest.Endpoint endpoint,
         final boolean keepAlive)
     {
-        final long arrivalNs = HttpFront.nowNs();
+        final long arrivalNs = instance.nowNs();
         final ServeOptions options = instance.options();
         final ParsedRequest request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
         final HttpFront front = instance.route(http.headers().get(Instance.DATA_PARALLEL_RANK_HEADER));

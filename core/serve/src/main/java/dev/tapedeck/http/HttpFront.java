@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import io.netty.channel.EventLoop;
 
 import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.NanoClock;
 
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.FinishReason;
@@ -26,6 +27,7 @@ final class HttpFront implements OutputSink
     private final EventLoop loop;
     private final ServeOptions options;
     private final TokenVocabulary vocabulary;
+    private final NanoClock clock;
     private final Runnable timerTask = this::onTimer;
     private Engine engine;
     private HttpStream[] dirty = new HttpStream[64];
@@ -37,11 +39,20 @@ final class HttpFront implements OutputSink
     private long tokensEmitted;
     private long batches;
 
-    HttpFront(final EventLoop loop, final ServeOptions options, final TokenVocabulary vocabulary)
+    /**
+     * @param loop the event loop the engine and its connections live on.
+     * @param options face settings.
+     * @param vocabulary token bytes, to turn generated ids into text.
+     * @param clock the engine's time: {@link System#nanoTime()} when served; unit tests pass a manual clock that also
+     *     drives the loop's timers.
+     */
+    HttpFront(final EventLoop loop, final ServeOptions options, final TokenVocabulary vocabulary,
+        final NanoClock clock)
     {
         this.loop = loop;
         this.options = options;
         this.vocabulary = vocabulary;
+        this.clock = clock;
     }
 
     void engine(final Engine value)
@@ -64,9 +75,12 @@ final class HttpFront implements OutputSink
         return loop;
     }
 
-    static long nowNs()
+    /**
+     * @return the current time on the engine's clock, in nanoseconds.
+     */
+    long nowNs()
     {
-        return System.nanoTime();
+        return clock.nanoTime();
     }
 
     /**

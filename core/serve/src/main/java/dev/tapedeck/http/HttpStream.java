@@ -132,7 +132,7 @@ final class HttpStream
 
     private void onWritten()
     {
-        final long writtenNs = HttpFront.nowNs();
+        final long writtenNs = front.nowNs();
         for (int i = 0; i < pendingTokens; i++)
         {
             front.onTokenWritten(writtenNs - pendingDueNs[i]);

@@ -8,6 +8,9 @@ import java.util.TreeMap;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.latency.SeededRandom;
@@ -36,10 +39,28 @@ final class Instance
     private final PrometheusExposition exposition;
     private final SeededRandom idRandom;
     private final LoraTable loras;
+    private final NanoClock clock;
     private Channel serverChannel;
 
     Instance(final int index, final EventLoop loop, final ServeOptions options, final List<EngineConfig> rankConfigs,
         final Tokenizer tokenizer)
+    {
+        this(index, loop, options, rankConfigs, tokenizer, SystemNanoClock.INSTANCE);
+    }
+
+    /**
+     * As the served instance, on another clock: the seam that lets unit tests run an instance on an
+     * {@code EmbeddedChannel} whose event loop and engines share a manual clock.
+     *
+     * @param index instance index.
+     * @param loop the event loop the instance lives on.
+     * @param options face settings.
+     * @param rankConfigs one concluded engine config per data-parallel rank.
+     * @param tokenizer the tokenizer.
+     * @param clock the engines' time; must tick with {@code loop}'s timers.
+     */
+    Instance(final int index, final EventLoop loop, final ServeOptions options, final List<EngineConfig> rankConfigs,
+        final Tokenizer tokenizer, final NanoClock clock)
     {
         if (rankConfigs.isEmpty())
         {
@@ -49,13 +70,14 @@ final class Instance
         this.loop = loop;
         this.options = options;
         this.tokenizer = tokenizer;
+        this.clock = clock;
         this.ranks = new HttpFront[rankConfigs.size()];
         final List<Engine> engines = new ArrayList<>(ranks.length);
         final List<Map<String, String>> labels = new ArrayList<>(ranks.length);
-        final long nowNs = System.nanoTime();
+        final long nowNs = clock.nanoTime();
         for (int r = 0; r < ranks.length; r++)
         {
-            final HttpFront front = new HttpFront(loop, options, tokenizer.vocabulary());
+            final HttpFront front = new HttpFront(loop, options, tokenizer.vocabulary(), clock);
             final Engine engine = new Engine(rankConfigs.get(r), front, nowNs);
             front.engine(engine);
             ranks[r] = front;
@@ -107,6 +129,14 @@ final class Instance
     Tokenizer tokenizer()
     {
         return tokenizer;
+    }
+
+    /**
+     * @return the current time on the engines' clock, in nanoseconds.
+     */
+    long nowNs()
+    {
+        return clock.nanoTime();
     }
 
     /**

@@ -237,7 +237,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         {
             final HttpStream stream = active;
             active = null;
-            stream.clientGone(HttpFront.nowNs());
+            stream.clientGone(stream.front.nowNs());
             stream.front.kick();
         }
         FullHttpRequest queued;
