@@ -320,6 +320,16 @@ class RequestParserTest
     }
 
     @Test
+    void shouldRejectMaxTokensOfMinusOneRatherThanTakeItForUnset()
+    {
+        assertEquals("max_tokens must be at least 1, got -1.",
+            chatError("{" + USER_HI + ",\"max_tokens\":-1}", BAD_REQUEST, "max_tokens").getMessage());
+        chatError("{" + USER_HI + ",\"max_completion_tokens\":-1}", BAD_REQUEST, "max_completion_tokens");
+        completionsError("{\"prompt\":\"x\",\"max_tokens\":-1}", BAD_REQUEST, "max_tokens");
+        chatError("{" + USER_HI + ",\"max_tokens\":-1,\"min_tokens\":5}", BAD_REQUEST, "max_tokens");
+    }
+
+    @Test
     void shouldRejectFeaturesTapedeckDoesNotSimulate()
     {
         chatError("{" + USER_HI + ",\"logprobs\":true}", BAD_REQUEST, "logprobs");
