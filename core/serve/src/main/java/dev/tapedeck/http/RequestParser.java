@@ -31,8 +31,10 @@ final class RequestParser
         }
         catch (final JsonProcessingException ex)
         {
+            // the parser's limits (nesting depth, number length) fail without a location
+            final long offset = null == ex.getLocation() ? -1 : ex.getLocation().getCharOffset();
             throw ApiException.validation("1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', " +
-                ex.getLocation().getCharOffset() + "), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '" +
+                offset + "), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '" +
                 ex.getOriginalMessage().replace('\'', '"') + "'}}", "body");
         }
         catch (final IOException ex)

@@ -214,6 +214,17 @@ class RequestParserTest
     }
 
     @Test
+    void shouldRejectJsonBeyondTheParserLimitsAsJsonErrors()
+    {
+        final ApiException deep = chatError("[".repeat(1200) + "]".repeat(1200), VALIDATION, "body");
+        assertTrue(deep.getMessage().contains("'type': 'json_invalid'"), deep.getMessage());
+        assertTrue(deep.getMessage().contains("nesting depth"), deep.getMessage());
+        final ApiException longNumber = chatError("{" + USER_HI + ",\"max_tokens\":1" + "0".repeat(1200) + "}",
+            VALIDATION, "body");
+        assertTrue(longNumber.getMessage().contains("'type': 'json_invalid'"), longNumber.getMessage());
+    }
+
+    @Test
     void shouldRejectBodiesThatAreNotObjects()
     {
         for (final String body : new String[] {"[1,2]", "\"text\"", "42", "null", "", "   "})
