@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -20,7 +21,8 @@ import dev.tapedeck.tokens.ChatTemplate;
  */
 final class RequestParser
 {
-    private final ObjectMapper mapper = new ObjectMapper();
+    /** Strict about the end as well: content after the JSON value is malformed JSON, as for vLLM's pydantic. */
+    private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     ParsedRequest parse(final InputStream body, final ParsedRequest.Endpoint endpoint)
     {

@@ -214,6 +214,14 @@ class RequestParserTest
     }
 
     @Test
+    void shouldRejectTrailingContentAfterTheJsonObject()
+    {
+        final ApiException ex = chatError("{" + USER_HI + "} {\"n\":2}", VALIDATION, "body");
+        assertTrue(ex.getMessage().contains("'type': 'json_invalid'"), ex.getMessage());
+        assertEquals(1, chat("{" + USER_HI + "}\r\n \n").n, "trailing white space is fine");
+    }
+
+    @Test
     void shouldRejectJsonBeyondTheParserLimitsAsJsonErrors()
     {
         final ApiException deep = chatError("[".repeat(1200) + "]".repeat(1200), VALIDATION, "body");
