@@ -152,6 +152,15 @@ class StreamedTextTest
     }
 
     @Test
+    void shouldNotLeaveHalfACharacterBehindWhenAStopTokenEndsTheAnswer()
+    {
+        final int[] euro = ByteTokenizer.bytes("\u20ac");
+        final Streamed streamed = complete(new int[] {'a', euro[0], euro[1], 'X', 'b'}, ",\"stop_token_ids\":[88]");
+        assertEquals("a\ufffd", streamed.text(), "the incomplete euro sign before the stop token is U+FFFD");
+        assertEquals(88, streamed.last().get("stop_reason").asInt());
+    }
+
+    @Test
     void shouldEndAnAnswerCutInsideACharacterWithTheReplacementCharacter()
     {
         final Streamed streamed = complete("ab\u20ac", ",\"max_tokens\":4");
