@@ -188,4 +188,43 @@ class PipeliningTest
             EmbeddedServe.writes(client);
         }
     }
+
+    @Test
+    void shouldAnswerAnOversizedBodyInItsTurnBehindAStream()
+    {
+        try (EmbeddedServe serve = EmbeddedServe.echo())
+        {
+            final EmbeddedChannel client = serve.connect();
+            EmbeddedServe.send(client, completion("abc", ",\"stream\":true"),
+                EmbeddedServe.post("/v1/completions", "{\"prompt\":\"" + "x".repeat(EmbeddedServe.MAX_BODY_BYTES) +
+                    "\"}"),
+                EmbeddedServe.get("/health"));
+            serve.runUntilIdle();
+            final List<HttpWire.Response> responses = EmbeddedServe.responses(client);
+            assertEquals(3, responses.size());
+            assertEquals("abc", streamedText(responses.get(0)));
+            assertEquals(413, responses.get(1).status());
+            assertEquals("RequestTooLargeError", StreamWire.json(responses.get(1).text()).at("/error/type").asText());
+            assertEquals(200, responses.get(2).status());
+            assertTrue(client.isOpen());
+        }
+    }
+
+    @Test
+    void shouldAnswerAnOversizedBodyInItsTurnBehindAJsonResponse()
+    {
+        try (EmbeddedServe serve = EmbeddedServe.echo())
+        {
+            final EmbeddedChannel client = serve.connect();
+            EmbeddedServe.send(client, completion("abc", ""),
+                EmbeddedServe.post("/v1/completions", "{\"prompt\":\"" + "x".repeat(EmbeddedServe.MAX_BODY_BYTES) +
+                    "\"}"));
+            assertEquals(List.of(), EmbeddedServe.writes(client), "nothing may overtake the first response");
+            serve.runUntilIdle();
+            final List<HttpWire.Response> responses = EmbeddedServe.responses(client);
+            assertEquals(2, responses.size());
+            assertEquals("abc", StreamWire.json(responses.get(0).text()).at("/choices/0/text").asText());
+            assertEquals(413, responses.get(1).status());
+        }
+    }
 }
