@@ -105,13 +105,6 @@ final class Choice
         }
         finished = true;
         finishReason = reason;
-        final int complete = utf8Boundary(pending, pendingLength);
-        if (complete != pendingLength)
-        {
-            // the answer ended inside a character (echo of byte-level tokens): the detokenizer shows U+FFFD
-            pendingLength = complete;
-            appendRaw(REPLACEMENT_CHARACTER);
-        }
         if (FinishReason.STOP == reason && null == stopReasonText && !request.lastTokenIsEos() &&
             request.isStopToken(request.lastTokenId()))
         {
@@ -120,6 +113,14 @@ final class Choice
             {
                 pendingLength -= Math.min(lastTokenLength, pendingLength);
             }
+        }
+        // after the stop token's text is dropped: what is left may end inside a character
+        final int complete = utf8Boundary(pending, pendingLength);
+        if (complete != pendingLength)
+        {
+            // the answer ended inside a character (echo of byte-level tokens): the detokenizer shows U+FFFD
+            pendingLength = complete;
+            appendRaw(REPLACEMENT_CHARACTER);
         }
     }
 

@@ -38,8 +38,8 @@ final class CompletionAdmission
         final ParsedRequest.Endpoint endpoint,
         final boolean keepAlive)
     {
+        final long arrivalNs = instance.nowNs();
         final ServeOptions options = instance.options();
-        final long arrivalNs = options.nanoClock().nanoTime();
         final ParsedRequest request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
         final HttpFront front = instance.route(http.headers().get(Instance.DATA_PARALLEL_RANK_HEADER));
         final Engine engine = front.engine();

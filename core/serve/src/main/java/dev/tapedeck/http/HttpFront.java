@@ -36,6 +36,11 @@ final class HttpFront implements OutputSink
     private long tokensEmitted;
     private long batches;
 
+    /**
+     * @param loop the event loop the engine and its connections live on.
+     * @param options face settings.
+     * @param vocabulary token bytes, to turn generated ids into text.
+     */
     HttpFront(final EventLoop loop, final ServeOptions options, final TokenVocabulary vocabulary)
     {
         this.loop = loop;
@@ -63,6 +68,9 @@ final class HttpFront implements OutputSink
         return loop;
     }
 
+    /**
+     * @return the current time on the engine's clock ({@link ServeOptions#nanoClock()}), in nanoseconds.
+     */
     long nowNs()
     {
         return options.nanoClock().nanoTime();

@@ -9,6 +9,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -137,22 +138,45 @@ public final class HttpServer implements AutoCloseable
     private ChannelInitializer<SocketChannel> initializer(final Instance instance)
     {
         final CompletionAdmission admission = new CompletionAdmission(instance);
-        final HttpDecoderConfig decoderConfig = new HttpDecoderConfig()
-            .setMaxInitialLineLength(8192)
-            .setMaxHeaderSize(32 * 1024)
-            .setMaxChunkSize(64 * 1024);
+        final HttpDecoderConfig decoderConfig = decoderConfig();
         return new ChannelInitializer<>()
         {
             @Override
             protected void initChannel(final SocketChannel channel)
             {
                 channels.add(channel);
-                channel.pipeline()
-                    .addLast(CODEC, new HttpServerCodec(decoderConfig))
-                    .addLast("aggregator", new BodyLimitAggregator(options.maxRequestBodyBytes()))
-                    .addLast("openai", new OpenAiHandler(instance, admission));
+                addHandlers(channel.pipeline(), decoderConfig, instance, admission);
             }
         };
+    }
+
+    /**
+     * @return the HTTP decoder limits of every connection.
+     */
+    static HttpDecoderConfig decoderConfig()
+    {
+        return new HttpDecoderConfig()
+            .setMaxInitialLineLength(8192)
+            .setMaxHeaderSize(32 * 1024)
+            .setMaxChunkSize(64 * 1024);
+    }
+
+    /**
+     * Install the handlers of one HTTP connection of an instance: the codec, the body-size limit and the OpenAI
+     * handler. Package-private so that unit tests build the same pipeline on an {@code EmbeddedChannel}.
+     *
+     * @param pipeline the connection's pipeline.
+     * @param decoderConfig the decoder limits, from {@link #decoderConfig()}.
+     * @param instance the instance the connection belongs to.
+     * @param admission the instance's request admission.
+     */
+    static void addHandlers(final ChannelPipeline pipeline, final HttpDecoderConfig decoderConfig,
+        final Instance instance, final CompletionAdmission admission)
+    {
+        pipeline
+            .addLast(CODEC, new HttpServerCodec(decoderConfig))
+            .addLast("aggregator", new BodyLimitAggregator(instance.options().maxRequestBodyBytes()))
+            .addLast("openai", new OpenAiHandler(instance, admission));
     }
 
     /**

@@ -110,6 +110,14 @@ final class Instance
     }
 
     /**
+     * @return the current time on the engines' clock, in nanoseconds.
+     */
+    long nowNs()
+    {
+        return options.nanoClock().nanoTime();
+    }
+
+    /**
      * @return the number of data-parallel ranks (engines) behind this instance's port.
      */
     int dataParallelSize()

@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.TooLongHttpContentException;
 
 import dev.tapedeck.metrics.PrometheusExposition;
 
@@ -67,6 +68,13 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     private void handle(final FullHttpRequest request)
     {
         final boolean keepAlive = HttpUtil.isKeepAlive(request);
+        if (request.decoderResult().cause() instanceof TooLongHttpContentException)
+        {
+            // from BodyLimitAggregator: the body was over the limit and discarded
+            respond(ControlResponses.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "RequestTooLargeError",
+                request.decoderResult().cause().getMessage(), null), keepAlive);
+            return;
+        }
         if (!request.decoderResult().isSuccess())
         {
             respond(ControlResponses.error(HttpResponseStatus.BAD_REQUEST, "Bad Request",

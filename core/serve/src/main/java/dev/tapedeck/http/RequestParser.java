@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -20,7 +21,8 @@ import dev.tapedeck.tokens.ChatTemplate;
  */
 final class RequestParser
 {
-    private final ObjectMapper mapper = new ObjectMapper();
+    /** Strict about the end as well: content after the JSON value is malformed JSON, as for vLLM's pydantic. */
+    private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     ParsedRequest parse(final InputStream body, final ParsedRequest.Endpoint endpoint)
     {
@@ -31,8 +33,10 @@ final class RequestParser
         }
         catch (final JsonProcessingException ex)
         {
+            // the parser's limits (nesting depth, number length) fail without a location
+            final long offset = null == ex.getLocation() ? -1 : ex.getLocation().getCharOffset();
             throw ApiException.validation("1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', " +
-                ex.getLocation().getCharOffset() + "), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '" +
+                offset + "), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '" +
                 ex.getOriginalMessage().replace('\'', '"') + "'}}", "body");
         }
         catch (final IOException ex)
@@ -48,11 +52,14 @@ final class RequestParser
         request.endpoint = endpoint;
         request.model = optionalString(root, "model");
         request.requestId = optionalString(root, "request_id");
+        // range-checked as the client sent it: -1 is also Request.UNSET, which would pass for "no limit"
+        final Integer requestedMax;
         if (ParsedRequest.Endpoint.CHAT == endpoint)
         {
             request.messages = messages(root);
             final Integer maxCompletion = optionalInt(root, "max_completion_tokens");
             final Integer max = optionalInt(root, "max_tokens");
+            requestedMax = null != maxCompletion ? maxCompletion : max;
             if (null != maxCompletion)
             {
                 request.maxTokens = maxCompletion;
@@ -66,8 +73,8 @@ final class RequestParser
         else
         {
             request.prompts = prompts(root);
-            final Integer max = optionalInt(root, "max_tokens");
-            request.maxTokens = null == max ? 16 : max; // vLLM's CompletionRequest default
+            requestedMax = optionalInt(root, "max_tokens");
+            request.maxTokens = null == requestedMax ? 16 : requestedMax; // vLLM's CompletionRequest default
             request.echo = optionalBool(root, "echo", false);
         }
         request.stream = optionalBool(root, "stream", false);
@@ -100,7 +107,7 @@ final class RequestParser
             request.seed = seed.asLong();
         }
         rejectUnsupported(root);
-        checkRanges(request);
+        checkRanges(request, requestedMax);
         return request;
     }
 
@@ -125,7 +132,7 @@ final class RequestParser
         request.continuousUsageStats = request.includeUsage && optionalBool(options, "continuous_usage_stats", false);
     }
 
-    private static void checkRanges(final ParsedRequest request)
+    private static void checkRanges(final ParsedRequest request, final Integer requestedMax)
     {
         if (request.n < 1)
         {
@@ -135,9 +142,9 @@ final class RequestParser
         {
             throw ApiException.badRequest("n must be at most 128 in tapedeck, got " + request.n + ".", "n");
         }
-        if (request.maxTokens != Request.UNSET && request.maxTokens < 1)
+        if (null != requestedMax && requestedMax < 1)
         {
-            throw ApiException.badRequest(request.maxTokensParam + " must be at least 1, got " + request.maxTokens +
+            throw ApiException.badRequest(request.maxTokensParam + " must be at least 1, got " + requestedMax +
                 ".", request.maxTokensParam);
         }
         if (request.minTokens < 0)
