@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 import picocli.CommandLine;
 
-import dev.tapedeck.record.RecordOptions;
+import dev.tapedeck.record.RecordContext;
 import dev.tapedeck.record.RecordingTap;
 
 /**
@@ -128,15 +128,35 @@ public final class RecordCommand implements Callable<Integer>
         }
     }
 
+    /**
+     * @return the settings the flags describe.
+     * @throws IllegalArgumentException if a path is not a local file.
+     */
+    RecordContext context()
+    {
+        return new RecordContext()
+            .frontendHandshake(frontendHandshake)
+            .engineHandshake(engineHandshake)
+            .inputAddress(inputAddress)
+            .outputAddress(outputAddress)
+            .traceOut(localPath(traceOut, "--trace-out"))
+            .stepStatsOut(null == stepStatsOut ? null : localPath(stepStatsOut, "--step-stats-out"))
+            .model(model)
+            .gpu(gpu)
+            .tp(tp)
+            .configHash(configHash)
+            .vllmVersion(vllmVersion)
+            .maxNumSeqs(maxNumSeqs)
+            .engineConfig(engineConfig.isEmpty() ? null : engineConfig)
+            .blockSize(blockSize)
+            .recordTokens(recordTokens)
+            .handshakeTimeoutNs(handshakeTimeoutNs);
+    }
+
     @Override
     public Integer call() throws Exception
     {
-        final RecordOptions options = new RecordOptions(frontendHandshake, engineHandshake, inputAddress,
-            outputAddress, localPath(traceOut, "--trace-out"),
-            null == stepStatsOut ? null : localPath(stepStatsOut, "--step-stats-out"), model, gpu, tp, configHash,
-            vllmVersion, maxNumSeqs, engineConfig.isEmpty() ? null : engineConfig, blockSize, recordTokens,
-            handshakeTimeoutNs);
-        final RecordingTap tap = RecordingTap.start(options);
+        final RecordingTap tap = RecordingTap.start(context());
         System.err.println("tapedeck " + VersionProvider.version() + " record: engine handshake " +
             tap.engineHandshakeEndpoint() + ", input " + tap.inputEndpoint() + ", output " + tap.outputEndpoint() +
             "; frontend " + frontendHandshake + "; trace " + traceOut);

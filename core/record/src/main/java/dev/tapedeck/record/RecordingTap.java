@@ -2,6 +2,7 @@ package dev.tapedeck.record;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
@@ -10,8 +11,12 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.NoOpIdleStrategy;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
@@ -29,11 +34,14 @@ import dev.tapedeck.trace.TraceWriter;
  * <p>
  * Threads:
  * <ul>
- *   <li>the <b>relay thread</b> owns the ZeroMQ context and every socket (JeroMQ sockets are thread-confined): it
- *       binds, performs both handshakes, opens the trace and writes its meta line, then polls the frontend's input
- *       and the engine's output with one {@link ZMQ.Poller}, forwards each message first and only then queues an
- *       {@link Observation} (the payload frame and the time it arrived). It never decodes, writes a file or waits
- *       for the writer: when the queue is full it keeps observations in its own backlog and goes on relaying;</li>
+ *   <li>the <b>relay</b>, an Agrona agent ({@link Relay}) on its own {@code AgentRunner} thread, owns the ZeroMQ
+ *       context and every socket (JeroMQ sockets are thread-confined): in {@code onStart} it binds, performs both
+ *       handshakes, opens the trace and writes its meta line; each duty cycle waits up to 20 ms on one
+ *       {@link ZMQ.Poller} over the frontend's input and the engine's output (so a message is relayed the moment it
+ *       arrives, with no idle strategy's sleep in between), forwards each message first and only then queues an
+ *       {@link Observation} (the payload frame and the time it arrived on the context's clock). It never decodes,
+ *       writes a file or waits for the writer: when the queue is full it keeps observations in its own backlog and
+ *       goes on relaying;</li>
  *   <li>the <b>capture writer</b> ({@link CaptureAgent} on an Agrona {@code AgentRunner}) drains the queue into the
  *       {@link CaptureRecorder}, which decodes, builds records and writes the trace and sidecar;</li>
  *   <li>any thread may call {@link #stop()} (the CLI's shutdown hook does): the relay thread stops relaying, closes
@@ -60,8 +68,9 @@ public final class RecordingTap
     private static final int QUEUE_CAPACITY = 1 << 16;
     private static final long WRITER_HANDOVER_NS = TimeUnit.SECONDS.toNanos(10);
 
-    private final RecordOptions options;
-    private final Thread relayThread;
+    private final RecordContext options;
+    private final NanoClock clock;
+    private final AgentRunner relayRunner;
     private final CountDownLatch bound = new CountDownLatch(1);
     private final CountDownLatch relaying = new CountDownLatch(1);
     private final CountDownLatch ended = new CountDownLatch(1);
@@ -78,30 +87,36 @@ public final class RecordingTap
     private volatile long messagesToFrontend;
     private volatile long sendFailures;
     private AgentRunner writerRunner;
+    private final List<Closeable> unowned = new ArrayList<>();
+    private ZContext context;
+    private EngineSide engineSide;
+    private RelaySockets sockets;
 
-    private RecordingTap(final RecordOptions options)
+    private RecordingTap(final RecordContext options)
     {
         this.options = options;
-        this.relayThread = new Thread(this::run, "tapedeck-record-relay");
+        this.clock = options.nanoClock();
+        this.relayRunner = new AgentRunner(new NoOpIdleStrategy(), this::onRelayError, null, new Relay());
     }
 
     /**
      * Check the output files can be written, start the relay thread and wait until its sockets are bound.
      *
-     * @param options the settings.
+     * @param options the settings; concluded here if they were not.
      * @return the running tap (waiting for the engine).
      * @throws IOException when an output file cannot be written.
-     * @throws IllegalArgumentException when an address cannot be bound.
+     * @throws IllegalArgumentException when a setting is invalid or an address cannot be bound.
      */
-    public static RecordingTap start(final RecordOptions options) throws IOException
+    public static RecordingTap start(final RecordContext options) throws IOException
     {
+        options.conclude();
         writable(options.traceOut());
         if (null != options.stepStatsOut())
         {
             writable(options.stepStatsOut());
         }
         final RecordingTap tap = new RecordingTap(options);
-        tap.relayThread.start();
+        AgentRunner.startOnThread(tap.relayRunner);
         try
         {
             tap.bound.await();
@@ -137,18 +152,46 @@ public final class RecordingTap
         }
     }
 
-    private void run()
+    /**
+     * The relay's duty cycles. Its thread is named after its role, {@code tapedeck-record-relay}.
+     */
+    private final class Relay implements Agent
     {
-        final List<Closeable> unowned = new ArrayList<>();
-        try (ZContext context = new ZContext())
+        private final List<byte[]> frames = new ArrayList<>();
+
+        @Override
+        public String roleName()
         {
-            final EngineSide engineSide = new EngineSide(context, options.engineHandshake(), options.inputAddress(),
+            return "tapedeck-record-relay";
+        }
+
+        /**
+         * Bind, perform both handshakes, open the outputs and start the writer; blocks until both sides are up, the
+         * handshake timeout passes or the tap is stopped.
+         */
+        @Override
+        public void onStart()
+        {
+            try
+            {
+                handshakeBothSides();
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException(ex);
+            }
+        }
+
+        private void handshakeBothSides() throws IOException
+        {
+            context = new ZContext();
+            engineSide = new EngineSide(context, options.engineHandshake(), options.inputAddress(),
                 options.outputAddress());
             engineHandshakeEndpoint = engineSide.handshakeEndpoint();
             inputEndpoint = engineSide.inputEndpoint();
             outputEndpoint = engineSide.outputEndpoint();
             bound.countDown();
-            final EngineSide.Handshaken engine = engineSide.handshake(deadlineNs(), this::isRunning);
+            final EngineSide.Handshaken engine = engineSide.handshake(deadlineNs(), RecordingTap.this::isRunning);
             engineSide.closeHandshake();
             VersionGuard.check(options.vllmVersion(), engine.vllmVersion());
             final VllmLine line = VersionGuard.line(options.vllmVersion(), engine.vllmVersion());
@@ -158,42 +201,123 @@ public final class RecordingTap
                     "fingerprints of {1}-token blocks (--block-size)", engine.blockSize(), options.blockSize());
             }
             meta = meta(engine);
-            final TraceWriter trace = TraceWriter.open(options.traceOut(), meta);
-            unowned.add(trace);
-            final StepStatsWriter stepStats = null == options.stepStatsOut() ? null :
-                StepStatsWriter.open(options.stepStatsOut());
-            if (null != stepStats)
-            {
-                unowned.add(stepStats);
-            }
+            final CaptureRecorder recorder = openOutputs(line);
             LOG.log(System.Logger.Level.INFO, "engine registered (vLLM {0}, read as line {1}); trace {2}; " +
                 "connecting to the frontend at {3}", null == engine.vllmVersion() ? "version not reported" :
                 engine.vllmVersion(), line.label(), options.traceOut(), options.frontendHandshake());
             final FrontendSide.Connected frontend = new FrontendSide(context).connect(options.frontendHandshake(),
-                engine, deadlineNs(), this::isRunning);
-            final CaptureRecorder recorder = new CaptureRecorder(trace, stepStats, line, options.blockSize(),
-                options.recordTokens(), System.nanoTime());
+                engine, deadlineNs(), RecordingTap.this::isRunning);
             unowned.clear();
             startWriter(recorder);
+            sockets = new RelaySockets(context, frontend, engineSide, engine);
             relaying.countDown();
             LOG.log(System.Logger.Level.INFO, "relaying between the frontend and the engine; recording to {0}",
                 options.traceOut());
-            relay(context, frontend, engineSide, engine);
         }
-        catch (final Stopped ex)
+
+        /**
+         * Wait up to 20 ms (1 ms while observations wait in the backlog) for messages, relay what came.
+         *
+         * @return messages relayed.
+         */
+        @Override
+        public int doWork()
         {
-            LOG.log(System.Logger.Level.INFO, "stopped before relaying began");
+            if (!running)
+            {
+                throw new AgentTerminationException();
+            }
+            flushBacklog();
+            sockets.poller.poll(backlog.isEmpty() ? POLL_MS : 1);
+            int work = 0;
+            if (sockets.poller.pollin(sockets.frontendIndex))
+            {
+                work += relayToEngine(sockets.fromFrontend, sockets.toEngine, sockets.engineIdentity, frames);
+            }
+            if (sockets.poller.pollin(sockets.engineIndex))
+            {
+                work += relayToFrontend(sockets.fromEngine, sockets.toFrontend, frames);
+            }
+            return work;
         }
-        catch (final Throwable ex)
+
+        /**
+         * Close the sockets, hand the writer what was observed and let it close the files.
+         */
+        @Override
+        public void onClose()
         {
-            failure = ex;
-        }
-        finally
-        {
+            if (null != sockets)
+            {
+                sockets.poller.close();
+            }
+            if (null != context)
+            {
+                context.close();
+            }
             bound.countDown();
             closeAll(unowned);
             finishWriter();
             ended.countDown();
+        }
+    }
+
+    private void onRelayError(final Throwable error)
+    {
+        if (error instanceof AgentTerminationException)
+        {
+            return; // the relay's own way out of its duty cycle after stop()
+        }
+        if (error instanceof Stopped)
+        {
+            LOG.log(System.Logger.Level.INFO, "stopped before relaying began");
+            return;
+        }
+        if (null == failure)
+        {
+            failure = error instanceof UncheckedIOException io ? io.getCause() : error;
+        }
+    }
+
+    private CaptureRecorder openOutputs(final VllmLine line) throws IOException
+    {
+        final TraceWriter trace = TraceWriter.open(options.traceOut(), meta);
+        unowned.add(trace);
+        final StepStatsWriter stepStats = null == options.stepStatsOut() ? null :
+            StepStatsWriter.open(options.stepStatsOut());
+        if (null != stepStats)
+        {
+            unowned.add(stepStats);
+        }
+        return new CaptureRecorder(trace, stepStats, line, options.blockSize(), options.recordTokens(),
+            clock.nanoTime());
+    }
+
+    /**
+     * The four relayed sockets and the poller over the two the tap reads; relay thread only.
+     */
+    private static final class RelaySockets
+    {
+        final byte[] engineIdentity;
+        final ZMQ.Socket fromFrontend;
+        final ZMQ.Socket toFrontend;
+        final ZMQ.Socket toEngine;
+        final ZMQ.Socket fromEngine;
+        final ZMQ.Poller poller;
+        final int frontendIndex;
+        final int engineIndex;
+
+        RelaySockets(final ZContext context, final FrontendSide.Connected frontend, final EngineSide engineSide,
+            final EngineSide.Handshaken engine)
+        {
+            engineIdentity = null == engineSide.inputIdentity() ? engine.identity() : engineSide.inputIdentity();
+            fromFrontend = frontend.input();
+            toFrontend = frontend.output();
+            toEngine = engineSide.input();
+            fromEngine = engineSide.output();
+            poller = context.createPoller(2);
+            frontendIndex = poller.register(fromFrontend, ZMQ.Poller.POLLIN);
+            engineIndex = poller.register(fromEngine, ZMQ.Poller.POLLIN);
         }
     }
 
@@ -224,36 +348,7 @@ public final class RecordingTap
         AgentRunner.startOnThread(writerRunner);
     }
 
-    private void relay(final ZContext context, final FrontendSide.Connected frontend, final EngineSide engineSide,
-        final EngineSide.Handshaken engine)
-    {
-        final byte[] engineIdentity = null == engineSide.inputIdentity() ? engine.identity() :
-            engineSide.inputIdentity();
-        final ZMQ.Socket fromFrontend = frontend.input();
-        final ZMQ.Socket toFrontend = frontend.output();
-        final ZMQ.Socket toEngine = engineSide.input();
-        final ZMQ.Socket fromEngine = engineSide.output();
-        final ZMQ.Poller poller = context.createPoller(2);
-        final int frontendIndex = poller.register(fromFrontend, ZMQ.Poller.POLLIN);
-        final int engineIndex = poller.register(fromEngine, ZMQ.Poller.POLLIN);
-        final List<byte[]> frames = new ArrayList<>();
-        while (running)
-        {
-            flushBacklog();
-            poller.poll(backlog.isEmpty() ? POLL_MS : 1);
-            if (poller.pollin(frontendIndex))
-            {
-                relayToEngine(fromFrontend, toEngine, engineIdentity, frames);
-            }
-            if (poller.pollin(engineIndex))
-            {
-                relayToFrontend(fromEngine, toFrontend, frames);
-            }
-        }
-        poller.close();
-    }
-
-    private void relayToEngine(final ZMQ.Socket from, final ZMQ.Socket to, final byte[] identity,
+    private int relayToEngine(final ZMQ.Socket from, final ZMQ.Socket to, final byte[] identity,
         final List<byte[]> frames)
     {
         for (int n = 0; n < MESSAGES_PER_PASS; n++)
@@ -261,7 +356,7 @@ public final class RecordingTap
             final long atNs = receive(from, frames);
             if (frames.isEmpty())
             {
-                return;
+                return n;
             }
             final boolean sent = to.send(identity, ZMQ.SNDMORE | ZMQ.DONTWAIT) && sendFrames(to, frames);
             countSent(sent, "the engine");
@@ -271,21 +366,23 @@ public final class RecordingTap
                 observe(new Observation(frames.get(0)[0], atNs, frames.get(1)));
             }
         }
+        return MESSAGES_PER_PASS;
     }
 
-    private void relayToFrontend(final ZMQ.Socket from, final ZMQ.Socket to, final List<byte[]> frames)
+    private int relayToFrontend(final ZMQ.Socket from, final ZMQ.Socket to, final List<byte[]> frames)
     {
         for (int n = 0; n < MESSAGES_PER_PASS; n++)
         {
             final long atNs = receive(from, frames);
             if (frames.isEmpty())
             {
-                return;
+                return n;
             }
             countSent(sendFrames(to, frames), "the frontend");
             messagesToFrontend++;
             observe(new Observation(Observation.OUTPUT, atNs, frames.get(0)));
         }
+        return MESSAGES_PER_PASS;
     }
 
     /**
@@ -293,7 +390,7 @@ public final class RecordingTap
      *
      * @return when its first frame arrived.
      */
-    private static long receive(final ZMQ.Socket from, final List<byte[]> frames)
+    private long receive(final ZMQ.Socket from, final List<byte[]> frames)
     {
         frames.clear();
         final byte[] first = from.recv(ZMQ.DONTWAIT);
@@ -301,7 +398,7 @@ public final class RecordingTap
         {
             return 0;
         }
-        final long atNs = System.nanoTime();
+        final long atNs = clock.nanoTime();
         frames.add(first);
         while (from.hasReceiveMore())
         {
@@ -407,7 +504,8 @@ public final class RecordingTap
     }
 
     /**
-     * Stop relaying; the relay thread closes the sockets and the writer closes the trace. Safe from any thread.
+     * Stop relaying; the relay closes the sockets and the writer closes the trace. Safe from any thread; returns at
+     * once ({@link #awaitEnd} waits for the end).
      */
     public void stop()
     {

@@ -81,9 +81,10 @@ class TapRelayIT
         final boolean recordTokens) throws IOException
     {
         frontend = new RecordingFrontend();
-        tap = RecordingTap.start(new RecordOptions(frontend.handshakeAddress, "tcp://127.0.0.1:0",
-            "tcp://127.0.0.1:0", "tcp://127.0.0.1:0", trace(), stepStats, "Qwen/Qwen3-8B", "H200", 1L, configHash,
-            vllmVersion, 256L, ENGINE_CONFIG, 16, recordTokens, 30_000_000_000L));
+        tap = RecordingTap.start(new RecordContext().frontendHandshake(frontend.handshakeAddress).traceOut(trace())
+            .stepStatsOut(stepStats).model("Qwen/Qwen3-8B").gpu("H200").tp(1L).configHash(configHash)
+            .vllmVersion(vllmVersion).maxNumSeqs(256L).engineConfig(ENGINE_CONFIG).recordTokens(recordTokens)
+            .handshakeTimeoutNs(30_000_000_000L));
         engine = new ScriptedEngine();
         return tap;
     }

@@ -19,7 +19,7 @@ import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.play.Play;
 import dev.tapedeck.play.PlayContext;
-import dev.tapedeck.record.RecordOptions;
+import dev.tapedeck.record.RecordContext;
 import dev.tapedeck.record.RecordingTap;
 import dev.tapedeck.trace.TraceReader;
 import dev.tapedeck.trace.TraceRecord;
@@ -93,9 +93,8 @@ class RecordPlayIT
     {
         frontend = new TestFrontend(1);
         final Path trace = dir.resolve("capture.jsonl.gz");
-        tap = RecordingTap.start(new RecordOptions(frontend.handshakeAddress, "tcp://127.0.0.1:0",
-            "tcp://127.0.0.1:0", "tcp://127.0.0.1:0", trace, null, "Qwen/Qwen3-8B", null, null, null, null, null,
-            null, 16, false, 20_000_000_000L));
+        tap = RecordingTap.start(new RecordContext().frontendHandshake(frontend.handshakeAddress).traceOut(trace)
+            .model("Qwen/Qwen3-8B").handshakeTimeoutNs(20_000_000_000L));
         server = Play.start(new PlayContext().handshakeAddress(tap.engineHandshakeEndpoint())
             .handshakeTimeoutNs(20_000_000_000L).shutdownTimeoutNs(0)
             .engine(new EngineConfig().maxModelLen(4096).latencyModel(FAST)));
