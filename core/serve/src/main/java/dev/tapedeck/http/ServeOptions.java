@@ -29,8 +29,9 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param socketSendBufferBytes SO_SNDBUF of accepted connections, 0 for the OS default.
  * @param transport Netty I/O transport.
  * @param lora LoRA adapters ({@code --enable-lora}, {@code --lora-modules}).
- * @param nanoClock the face's clock: every time it reads (arrivals, steps, writes, aborts); Netty's timers schedule
- *     the steps, so it must advance as {@link System#nanoTime()} does.
+ * @param nanoClock the face's clock: every time it reads (arrivals, steps, writes, aborts); the event loop's timers
+ *     schedule the steps, so it must advance as they do ({@link System#nanoTime()} on a real loop, the loop's
+ *     {@code MockTicker} on an {@code EmbeddedChannel}).
  * @param epochClock the wall clock of {@code created} fields and {@code process_start_time_seconds}.
  */
 public record ServeOptions(

@@ -527,8 +527,8 @@ public final class ServeContext
     }
 
     /**
-     * @param value the engines' clock: it dates the capture's start and the KV event batches (default the system's
-     *     {@link System#nanoTime()}; the HTTP face's engines run on it).
+     * @param value the face's one clock: arrivals, steps, writes, the capture's start, KV event batches (default the
+     *     system's {@link System#nanoTime()}); it must advance as the event loop's timers do.
      * @return this.
      */
     public ServeContext nanoClock(final NanoClock value)
