@@ -9,8 +9,8 @@ import dev.tapedeck.engine.SchedulingPolicy;
 import dev.tapedeck.kv.KvCapacity;
 
 /**
- * Engine flags shared by every face that runs an engine ({@code serve}, {@code play}, {@code simulate}), with vLLM's
- * names and defaults.
+ * Engine flags shared by every face that runs an engine ({@code serve}, {@code play}), with vLLM's names and
+ * defaults.
  */
 final class EngineOptions
 {

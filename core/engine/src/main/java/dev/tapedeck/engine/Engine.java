@@ -19,8 +19,8 @@ import dev.tapedeck.workload.OutputLengthDistribution;
  * <p>
  * Time comes from the caller: every entry point takes {@code nowNs}, and the driver calls {@link #doWork(long)} at
  * or after {@link #nextDeadlineNs()}. The same engine therefore runs on a Netty event loop ({@code serve}), an Agrona
- * agent ({@code play}), or a virtual clock ({@code simulate}, tests). Steps are anchored to the end of the previous
- * step, so a late driver catches up without drift.
+ * agent ({@code play}), or a virtual clock ({@link VirtualTimeDriver}: {@code inspect gen-demo}, tests). Steps are
+ * anchored to the end of the previous step, so a late driver catches up without drift.
  * <p>
  * <b>Threading</b>: not thread safe. Every method must be called from the one thread that owns the engine.
  * Nothing is allocated per token; requests are allocated by the faces, one per request.
