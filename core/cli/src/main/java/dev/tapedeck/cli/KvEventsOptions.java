@@ -1,7 +1,5 @@
 package dev.tapedeck.cli;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.Locale;
 
 import picocli.CommandLine;
@@ -94,31 +92,5 @@ final class KvEventsOptions
     boolean hasTopic()
     {
         return null != topic;
-    }
-
-    /**
-     * @param bindHost the address serve binds.
-     * @return how a router reaches this pod: {@code POD_IP} when set, else the bound address unless it is a wildcard,
-     *     else this host's address.
-     */
-    static String podAddress(final String bindHost)
-    {
-        final String podIp = System.getenv("POD_IP");
-        if (null != podIp && !podIp.isBlank())
-        {
-            return podIp.trim();
-        }
-        if (!"0.0.0.0".equals(bindHost) && !"::".equals(bindHost) && !"*".equals(bindHost))
-        {
-            return bindHost;
-        }
-        try
-        {
-            return InetAddress.getLocalHost().getHostAddress();
-        }
-        catch (final UnknownHostException ex)
-        {
-            return "127.0.0.1";
-        }
     }
 }

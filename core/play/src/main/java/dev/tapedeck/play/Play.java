@@ -10,8 +10,8 @@ import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.enginecore.EngineCoreAgent;
 import dev.tapedeck.enginecore.PlayOptions;
 import dev.tapedeck.enginecore.PlayServer;
+import dev.tapedeck.face.FaceResources;
 import dev.tapedeck.kvevents.KvEventPublisher;
-import dev.tapedeck.kvevents.KvEventPublishers;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.tokens.HfTokenizer;
@@ -29,24 +29,17 @@ public final class Play implements AutoCloseable
 {
     private final PlayContext context;
     private final PlayServer server;
-    private final Tokenizer tokenizer;
-    private final boolean ownsTokenizer;
-    private final TraceRecorder recorder;
+    private final FaceResources resources;
     private final List<EngineConfig> engineConfigs;
-    private final KvEventPublishers kvEventPublishers;
     private boolean closed;
 
-    private Play(final PlayContext context, final PlayServer server, final Tokenizer tokenizer,
-        final boolean ownsTokenizer, final TraceRecorder recorder, final List<EngineConfig> engineConfigs,
-        final KvEventPublishers kvEventPublishers)
+    private Play(final PlayContext context, final PlayServer server, final FaceResources resources,
+        final List<EngineConfig> engineConfigs)
     {
         this.context = context;
         this.server = server;
-        this.tokenizer = tokenizer;
-        this.ownsTokenizer = ownsTokenizer;
-        this.recorder = recorder;
+        this.resources = resources;
         this.engineConfigs = Collections.unmodifiableList(engineConfigs);
-        this.kvEventPublishers = kvEventPublishers;
     }
 
     /**
@@ -66,8 +59,7 @@ public final class Play implements AutoCloseable
         final PlayOptions options = context.playOptions(tokenizer);
         final KvEventsSettings kvSettings = context.kvEvents();
         final List<EngineConfig> configs = new ArrayList<>();
-        final KvEventPublishers publishers = new KvEventPublishers();
-        TraceRecorder recorder = null;
+        final FaceResources resources = new FaceResources(tokenizer, ownsTokenizer);
         try
         {
             for (int i = 0; i < context.engineCount(); i++)
@@ -87,27 +79,20 @@ public final class Play implements AutoCloseable
                     // engine i is data-parallel rank i of the frontend: its own port and rank, as vLLM's DP ranks
                     final KvEventStager stager = new KvEventStager(kvSettings.ringBytes(), context.nanoClock(),
                         context.epochClock());
-                    publishers.add(kvSettings.forReplica(i).dataParallelRank(i), stager);
+                    resources.publishers().add(kvSettings.forReplica(i).dataParallelRank(i), stager);
                     config.kvEventSink(stager);
                 }
                 configs.add(config.conclude());
             }
-            publishers.start();
-            recorder = context.capture().start("tapedeck-play", null, configs, context.nanoClock().nanoTime());
+            resources.publishers().start();
+            resources.recorder(context.capture().start("tapedeck-play", null, configs,
+                context.nanoClock().nanoTime()));
             final PlayServer server = PlayServer.start(options, configs);
-            return new Play(context, server, tokenizer, ownsTokenizer, recorder, configs, publishers);
+            return new Play(context, server, resources, configs);
         }
         catch (final IOException | RuntimeException ex)
         {
-            publishers.close();
-            if (null != recorder)
-            {
-                recorder.close();
-            }
-            if (ownsTokenizer)
-            {
-                tokenizer.close();
-            }
+            resources.close();
             throw ex;
         }
     }
@@ -157,7 +142,7 @@ public final class Play implements AutoCloseable
      */
     public List<KvEventPublisher> kvEventPublishers()
     {
-        return kvEventPublishers.publishers();
+        return resources.publishers().publishers();
     }
 
     /**
@@ -165,7 +150,7 @@ public final class Play implements AutoCloseable
      */
     public Tokenizer tokenizer()
     {
-        return tokenizer;
+        return resources.tokenizer();
     }
 
     /**
@@ -173,7 +158,7 @@ public final class Play implements AutoCloseable
      */
     public TraceRecorder traceRecorder()
     {
-        return recorder;
+        return resources.recorder();
     }
 
     /**
@@ -192,15 +177,7 @@ public final class Play implements AutoCloseable
         }
         closed = true;
         final int aborted = server.shutdown(drainTimeoutNs);
-        kvEventPublishers.close();
-        if (null != recorder)
-        {
-            recorder.close();
-        }
-        if (ownsTokenizer)
-        {
-            tokenizer.close();
-        }
+        resources.close();
         return aborted;
     }
 

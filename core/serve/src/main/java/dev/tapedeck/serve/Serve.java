@@ -9,8 +9,8 @@ import java.util.List;
 import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.http.HttpServer;
+import dev.tapedeck.face.FaceResources;
 import dev.tapedeck.kvevents.KvEventPublisher;
-import dev.tapedeck.kvevents.KvEventPublishers;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.tokens.BuiltinTokenizer;
@@ -29,25 +29,18 @@ public final class Serve implements AutoCloseable
 {
     private final ServeContext context;
     private final HttpServer server;
-    private final Tokenizer tokenizer;
-    private final boolean ownsTokenizer;
-    private final TraceRecorder recorder;
+    private final FaceResources resources;
     private final List<EngineConfig> engineConfigs;
-    private final KvEventPublishers kvEventPublishers;
     private final List<URI> baseUrls;
     private boolean closed;
 
-    private Serve(final ServeContext context, final HttpServer server, final Tokenizer tokenizer,
-        final boolean ownsTokenizer, final TraceRecorder recorder, final List<EngineConfig> engineConfigs,
-        final KvEventPublishers kvEventPublishers)
+    private Serve(final ServeContext context, final HttpServer server, final FaceResources resources,
+        final List<EngineConfig> engineConfigs)
     {
         this.context = context;
         this.server = server;
-        this.tokenizer = tokenizer;
-        this.ownsTokenizer = ownsTokenizer;
-        this.recorder = recorder;
+        this.resources = resources;
         this.engineConfigs = Collections.unmodifiableList(engineConfigs);
-        this.kvEventPublishers = kvEventPublishers;
         final List<URI> urls = new ArrayList<>();
         for (final int port : server.ports())
         {
@@ -99,13 +92,12 @@ public final class Serve implements AutoCloseable
             }
             rankConfigs.add(instanceRanks);
         }
-        TraceRecorder recorder = null;
+        final FaceResources resources = new FaceResources(tokenizer, ownsTokenizer);
         HttpServer server = null;
-        final KvEventPublishers publishers = new KvEventPublishers();
         try
         {
-            recorder = context.capture().start("tapedeck-serve", context.model(), configs,
-                context.nanoClock().nanoTime());
+            resources.recorder(context.capture().start("tapedeck-serve", context.model(), configs,
+                context.nanoClock().nanoTime()));
             server = HttpServer.startRanks(context.serveOptions(), rankConfigs, tokenizer);
             final List<Integer> ports = server.ports();
             for (int e = 0; e < stagers.size(); e++)
@@ -119,26 +111,18 @@ public final class Serve implements AutoCloseable
                         context.model()) :
                     kvSettings.topic().replace("{rank}", Integer.toString(rank));
                 final KvEventsSettings replica = kvSettings.forReplica(e).dataParallelRank(rank).topic(topic);
-                publishers.add(replica, stagers.get(e));
+                resources.publishers().add(replica, stagers.get(e));
             }
-            publishers.start();
-            return new Serve(context, server, tokenizer, ownsTokenizer, recorder, configs, publishers);
+            resources.publishers().start();
+            return new Serve(context, server, resources, configs);
         }
         catch (final IOException | InterruptedException | RuntimeException ex)
         {
-            publishers.close();
             if (null != server)
             {
                 server.shutdown(0);
             }
-            if (null != recorder)
-            {
-                recorder.close();
-            }
-            if (ownsTokenizer)
-            {
-                tokenizer.close();
-            }
+            resources.close();
             throw ex;
         }
     }
@@ -173,7 +157,7 @@ public final class Serve implements AutoCloseable
      */
     public List<String> kvEventEndpoints()
     {
-        return kvEventPublishers.publishers().stream().map(KvEventPublisher::endpoint).toList();
+        return resources.publishers().publishers().stream().map(KvEventPublisher::endpoint).toList();
     }
 
     /**
@@ -181,7 +165,7 @@ public final class Serve implements AutoCloseable
      */
     public List<KvEventPublisher> kvEventPublishers()
     {
-        return kvEventPublishers.publishers();
+        return resources.publishers().publishers();
     }
 
     /**
@@ -197,7 +181,7 @@ public final class Serve implements AutoCloseable
      */
     public Tokenizer tokenizer()
     {
-        return tokenizer;
+        return resources.tokenizer();
     }
 
     /**
@@ -205,7 +189,7 @@ public final class Serve implements AutoCloseable
      */
     public TraceRecorder traceRecorder()
     {
-        return recorder;
+        return resources.recorder();
     }
 
     /**
@@ -232,15 +216,7 @@ public final class Serve implements AutoCloseable
         }
         closed = true;
         final int aborted = server.shutdown(drainTimeoutNs);
-        kvEventPublishers.close();
-        if (null != recorder)
-        {
-            recorder.close();
-        }
-        if (ownsTokenizer)
-        {
-            tokenizer.close();
-        }
+        resources.close();
         return aborted;
     }
 
