@@ -7,8 +7,9 @@ package dev.tapedeck.latency;
  * Implementations are called on the engine's thread only and draw randomness from the generator passed in, so
  * the same seed gives the same timings. They must not allocate per call.
  * <p>
- * Contract (checked by {@code LatencyModelContractTest}): durations are never negative; with no work (no
- * decodes, no prefill tokens) the step duration is at most the model's fixed overhead.
+ * Contract: durations are never negative (both shipped models guarantee it, and the engine clamps a negative step
+ * duration to 0). The engine asks for the duration of non-empty steps only. {@code LatencyModelTest} checks the
+ * shipped models' formulas.
  */
 public interface LatencyModel
 {

@@ -4,12 +4,14 @@ package dev.tapedeck.engine;
  * Where an engine's outputs go: a face (HTTP streams, engine-core wire, a trace file, metrics only).
  * <p>
  * Called on the engine's thread. Per step the engine calls {@link #onToken} once for every request that generated a
- * token, {@link #onFinished} for every request that ended (after its last token, or alone for an abort), then
- * {@link #onBatchEnd}, which is where a face flushes: after every step when {@link #batchPerStep()} says so (the
- * engine-core wire, one message per step), otherwise once per {@link Engine#doWork(long)} call that produced output
- * (several steps when the engine catches up with its clock). Implementations must not call back into the engine from
- * {@code onToken}/{@code onFinished}: a face that ends a request at a token (a stop string) says so by returning true
- * from {@code onToken}, and the engine finishes it.
+ * token, and {@link #onFinished} for every request that ended, right after its last token; then {@link #onBatchEnd},
+ * which is where a face flushes: after every step when {@link #batchPerStep()} says so (the engine-core wire, one
+ * message per step), otherwise once per {@link Engine#doWork(long)} call that produced output (several steps when the
+ * engine catches up with its clock). A request the face ends with {@link Engine#abort(Request, FinishReason, long)}
+ * gets its {@code onFinished} inside that call, outside any batch ({@link Engine#abortAll(long)} ends with an
+ * {@code onBatchEnd}). Implementations must not call back into the engine from {@code onToken}/{@code onFinished}: a
+ * face that ends a request at a token (a stop string) says so by returning true from {@code onToken}, and the engine
+ * finishes it.
  */
 public interface OutputSink
 {

@@ -6,8 +6,8 @@ import dev.tapedeck.metrics.EngineMetrics;
 
 /**
  * One generation request as the engine core sees it: prompt token ids and sampling limits in, token ids and a finish
- * reason out. A face (HTTP, engine-core wire) fills the inputs, {@link Engine#submit(Request) submits} it, and is
- * told of every token and of the finish through its {@link OutputSink}.
+ * reason out. A face (HTTP, engine-core wire) fills the inputs, {@link Engine#submit(Request, long) submits} it, and
+ * is told of every token and of the finish through its {@link OutputSink}.
  * <p>
  * <b>Threading</b>: confined to the engine's thread once submitted; the face reads it from the same thread in its
  * sink callbacks. Inputs must not change after submission.

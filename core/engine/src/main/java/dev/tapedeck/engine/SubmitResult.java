@@ -1,8 +1,8 @@
 package dev.tapedeck.engine;
 
 /**
- * Outcome of {@link Engine#submit(Request)}. Only {@link #ACCEPTED} means the engine now owns the request and will
- * finish it (with tokens, an error or an abort).
+ * Outcome of {@link Engine#submit(Request, long)}. Only {@link #ACCEPTED} means the engine now owns the request and
+ * will finish it (with tokens, an error or an abort).
  */
 public enum SubmitResult
 {

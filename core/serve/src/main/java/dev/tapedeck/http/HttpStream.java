@@ -20,10 +20,14 @@ import dev.tapedeck.net.JsonBytes;
  * One HTTP response in progress: a chat or completions request with its choices (n per prompt), streaming as SSE or
  * collected into one JSON body.
  * <p>
- * Streaming bypasses Netty's HTTP encoder: the status line and headers, every SSE event and the chunked-transfer
- * framing are written as raw bytes on the codec's context, so a step costs one pooled buffer and one write per
- * response, and one flush. Writes happen once per engine batch ({@link #flush()}), only while the channel is
- * writable; a slow reader gets the tokens it missed merged into its next event, as vLLM's output collector does.
+ * A stream's head and end go through Netty's HTTP codec, everything between bypasses it: {@link #writeHead()} writes
+ * the status line and headers as an {@code HttpResponse} (chunked) through the handler's context, and the stream ends
+ * with {@code LastHttpContent} the same way, so the codec pairs the response with its request; the SSE events of one
+ * batch are framed here as one HTTP chunk and written as raw bytes on the codec's context, past its encoder. A step
+ * therefore costs one pooled buffer, one raw write and one flush per response. Writes happen once per engine batch
+ * ({@link #flush()}), only while the channel is writable; a slow reader gets the tokens it missed merged into its
+ * next event, as vLLM's output collector does. A response that is not streamed is written whole, as one
+ * {@code FullHttpResponse} through the codec, once its last choice has finished.
  * <p>
  * Event-loop confined.
  */
