@@ -29,27 +29,26 @@ public final class LoraRequestsInfo
 
     private final String maxLora;
     private final double createdEpochSeconds;
-    private final long nanoBase;
-    private final double epochBaseSeconds;
+    private final long createdNs;
     private final Map<String, Double> series = new LinkedHashMap<>();
 
     /**
      * @param maxLoras {@code --max-loras}.
-     * @param createdEpochSeconds the time reported before any adapter request arrived (the engines' start).
+     * @param createdEpochSeconds the wall-clock time of the engines' start, reported before any adapter request came.
+     * @param createdNs the same moment on the engines' clock: engine times are dated from it.
      */
-    public LoraRequestsInfo(final int maxLoras, final double createdEpochSeconds)
+    public LoraRequestsInfo(final int maxLoras, final double createdEpochSeconds, final long createdNs)
     {
         this.maxLora = Integer.toString(maxLoras);
         this.createdEpochSeconds = createdEpochSeconds;
-        this.nanoBase = System.nanoTime();
-        this.epochBaseSeconds = System.currentTimeMillis() / 1000.0;
+        this.createdNs = createdNs;
     }
 
     /**
      * Record the engines' current combination and write the family.
      *
      * @param out where the exposition text goes.
-     * @param engines the engines, whose clocks are {@code System.nanoTime()}.
+     * @param engines the engines, on the clock {@code createdNs} was read from.
      */
     public void write(final StringBuilder out, final List<? extends MetricsSource> engines)
     {
@@ -63,7 +62,7 @@ public final class LoraRequestsInfo
             changedNs = Math.max(changedNs, engine.loraAdaptersChangedNs());
         }
         final double value = Long.MIN_VALUE == changedNs ? createdEpochSeconds :
-            epochBaseSeconds + (changedNs - nanoBase) / 1e9;
+            createdEpochSeconds + (changedNs - createdNs) / 1e9;
         final String labels = "max_lora=\"" + maxLora + "\",running_lora_adapters=\"" +
             PrometheusExposition.escape(String.join(",", running)) + "\",waiting_lora_adapters=\"" +
             PrometheusExposition.escape(String.join(",", waiting)) + "\"";

@@ -43,7 +43,7 @@ public interface MetricsSource
     }
 
     /**
-     * @return the engine time ({@code System.nanoTime()} base) the running or waiting adapters last changed,
+     * @return the engine time (on the engine's clock) the running or waiting adapters last changed,
      *     {@link Long#MIN_VALUE} if never.
      */
     default long loraAdaptersChangedNs()

@@ -69,7 +69,8 @@ final class Instance
         this.loras = new LoraTable(options.lora().modules());
         if (options.lora().enabled())
         {
-            exposition.loraRequestsInfo(new LoraRequestsInfo(rankConfigs.get(0).maxLoras(), startEpochSeconds));
+            exposition.loraRequestsInfo(new LoraRequestsInfo(rankConfigs.get(0).maxLoras(), startEpochSeconds,
+                nowNs));
         }
     }
 
