@@ -11,6 +11,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
+import org.agrona.concurrent.SystemNanoClock;
+
 /**
  * Samples a server's Prometheus endpoint once a second during a run ({@code --scrape-metrics URL}) and keeps, per
  * second, the gauges a load test reads next to its own numbers: requests running and waiting, KV-cache usage, and
@@ -18,9 +24,11 @@ import java.util.concurrent.TimeUnit;
  * names are understood; samples of one metric with several label sets (engines, data-parallel ranks) are summed
  * (usage is averaged). A failed scrape leaves that second empty and is counted, never failing the run.
  * <p>
- * Runs on its own daemon thread between {@link #start} and {@link #stop}; {@link #series} is read after stop.
+ * An Agrona agent: between {@link #start} and {@link #stop} an {@code AgentRunner} runs it on its own thread
+ * ({@code tapedeck-scrape}, sleeping 10 ms when no scrape is due); a test may drive it with an {@code AgentInvoker}
+ * and a clock of its own. {@link #series} is read after stop.
  */
-public final class MetricsScraper
+public final class MetricsScraper implements Agent
 {
     private static final Map<String, String> GAUGES = new LinkedHashMap<>();
     private static final Map<String, String> COUNTERS = new LinkedHashMap<>();
@@ -44,40 +52,90 @@ public final class MetricsScraper
     private final URI url;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final List<Map<String, Double>> series = new ArrayList<>();
-    private volatile boolean running;
-    private Thread thread;
+    private final NanoClock clock;
+    private AgentRunner runner;
     private long failures;
     private Map<String, Double> previousCounters;
+    private long startNs;
+    private int second;
 
     /**
+     * A scraper on the system's clock.
+     *
      * @param url the metrics URL ({@code http://host:port/metrics}).
      */
     public MetricsScraper(final URI url)
     {
-        this.url = url;
+        this(url, SystemNanoClock.INSTANCE);
     }
 
     /**
-     * Start sampling; second 0 is now.
+     * @param url the metrics URL ({@code http://host:port/metrics}).
+     * @param clock when each second is due.
+     */
+    public MetricsScraper(final URI url, final NanoClock clock)
+    {
+        this.url = url;
+        this.clock = clock;
+    }
+
+    /**
+     * Start sampling on the scraper's own thread; second 0 is now.
      */
     public void start()
     {
-        running = true;
-        thread = new Thread(this::loop, "tapedeck-scrape");
-        thread.setDaemon(true);
-        thread.start();
+        runner = new AgentRunner(new SleepingMillisIdleStrategy(10), Throwable::printStackTrace, null, this);
+        AgentRunner.startOnThread(runner, r ->
+        {
+            final Thread thread = new Thread(r);
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /**
-     * Stop sampling and wait for the thread.
-     *
-     * @throws InterruptedException if interrupted while waiting.
+     * Stop sampling and wait for the thread (a scrape under way may take its 2 s timeout).
      */
-    public void stop() throws InterruptedException
+    public void stop()
     {
-        running = false;
-        thread.interrupt();
-        thread.join(5_000);
+        runner.close();
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "tapedeck-scrape";
+    }
+
+    @Override
+    public void onStart()
+    {
+        startNs = clock.nanoTime();
+    }
+
+    /**
+     * Scrape when the next second is due.
+     *
+     * @return 1 after a scrape, 0 when none was due.
+     */
+    @Override
+    public int doWork()
+    {
+        if (clock.nanoTime() - (startNs + TimeUnit.SECONDS.toNanos(second)) < 0)
+        {
+            return 0;
+        }
+        final Map<String, Double> sample = scrape();
+        synchronized (series)
+        {
+            while (series.size() < second)
+            {
+                series.add(null);
+            }
+            series.add(sample);
+        }
+        second++;
+        return 1;
     }
 
     /**
@@ -94,38 +152,6 @@ public final class MetricsScraper
     public long failures()
     {
         return failures;
-    }
-
-    private void loop()
-    {
-        final long startNs = System.nanoTime();
-        int second = 0;
-        while (running)
-        {
-            final long dueNs = startNs + TimeUnit.SECONDS.toNanos(second);
-            final long waitNs = dueNs - System.nanoTime();
-            if (waitNs > 0)
-            {
-                try
-                {
-                    TimeUnit.NANOSECONDS.sleep(waitNs);
-                }
-                catch (final InterruptedException ex)
-                {
-                    return;
-                }
-            }
-            final Map<String, Double> sample = scrape();
-            synchronized (series)
-            {
-                while (series.size() < second)
-                {
-                    series.add(null);
-                }
-                series.add(sample);
-            }
-            second++;
-        }
     }
 
     private Map<String, Double> scrape()

@@ -1,0 +1,89 @@
+package dev.tapedeck.load;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.sun.net.httpserver.HttpServer;
+import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.CachedNanoClock;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The scraper as an agent driven by an {@link AgentInvoker} with a clock set by hand, against a real HTTP server whose
+ * counters grow by a known amount per scrape: one sample per second of the clock, whatever the wall clock does.
+ */
+class MetricsScraperTest
+{
+    @Test
+    void shouldScrapeOncePerSecondOfItsClockAndTurnCountersIntoRates() throws Exception
+    {
+        final AtomicInteger scrapes = new AtomicInteger();
+        final HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/metrics", exchange ->
+        {
+            final int n = scrapes.getAndIncrement();
+            final byte[] body = ("# TYPE vllm:num_requests_running gauge\n" +
+                "vllm:num_requests_running{engine=\"0\"} " + (3 + n) + "\n" +
+                "vllm:num_requests_running{engine=\"1\"} 1\n" +
+                "vllm:generation_tokens_total{engine=\"0\"} " + (1000 * n) + "\n").getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.start();
+        try
+        {
+            final CachedNanoClock clock = new CachedNanoClock();
+            clock.update(TimeUnit.SECONDS.toNanos(50));
+            final MetricsScraper scraper = new MetricsScraper(
+                URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/metrics"), clock);
+            final AgentInvoker invoker = new AgentInvoker(Throwable::printStackTrace, null, scraper);
+            invoker.start();
+            assertEquals(1, invoker.invoke(), "second 0 is due at once");
+            assertEquals(0, invoker.invoke(), "nothing due until the clock reaches second 1");
+            clock.advance(TimeUnit.MILLISECONDS.toNanos(999));
+            assertEquals(0, invoker.invoke());
+            clock.advance(TimeUnit.MILLISECONDS.toNanos(1));
+            assertEquals(1, invoker.invoke(), "second 1");
+            clock.advance(TimeUnit.SECONDS.toNanos(1));
+            assertEquals(1, invoker.invoke(), "second 2");
+            invoker.close();
+
+            final List<Map<String, Double>> series = scraper.series();
+            assertEquals(3, series.size());
+            assertEquals(3, scrapes.get(), "one HTTP scrape per due second, none in between");
+            assertEquals(4.0, series.get(0).get("running"), "engines summed");
+            assertEquals(6.0, series.get(2).get("running"));
+            assertNull(series.get(0).get("generation_tokens_per_s"), "no rate before the second sample");
+            assertEquals(1000.0, series.get(1).get("generation_tokens_per_s"), 1e-9);
+            assertEquals(0, scraper.failures());
+        }
+        finally
+        {
+            server.stop(0);
+        }
+    }
+
+    @Test
+    void shouldCountAFailedScrapeAndLeaveItsSecondEmpty() throws Exception
+    {
+        final CachedNanoClock clock = new CachedNanoClock();
+        final MetricsScraper scraper = new MetricsScraper(URI.create("http://127.0.0.1:9/metrics"), clock);
+        final AgentInvoker invoker = new AgentInvoker(Throwable::printStackTrace, null, scraper);
+        invoker.start();
+        assertEquals(1, invoker.invoke());
+        invoker.close();
+        assertEquals(1, scraper.failures());
+        assertEquals(1, scraper.series().size());
+        assertTrue(null == scraper.series().get(0), "the failed second is empty");
+    }
+}
