@@ -10,6 +10,9 @@ import java.util.concurrent.locks.LockSupport;
 import io.netty.buffer.ByteBufAllocator;
 import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2LongHashMap;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
 import dev.tapedeck.time.DeadlineTimers;
@@ -20,7 +23,8 @@ import dev.tapedeck.load.client.LoadClient;
 /**
  * One measured run: sends a {@link LoadPlan} through a {@link LoadClient} and records what comes back.
  * <p>
- * The dispatcher (the thread calling {@link #run}) schedules every send on an Agrona {@link DeadlineTimerWheel}
+ * The dispatcher (an Agrona agent, run by an {@code AgentInvoker} on the thread calling {@link #run}, its idle step a
+ * park until the next send is due) schedules every send on an Agrona {@link DeadlineTimerWheel}
  * (65 us ticks, exact deadlines): open loop at the plan's offsets, never waiting for responses, except that the next
  * turn of a session waits for the previous turn's answer (plus its think time); closed loop keeps
  * {@code concurrency} requests in flight, sending the next as soon as one ends. Latencies are measured from the
@@ -198,7 +202,8 @@ public final class LoadRun implements ExchangeListener
     }
 
     /**
-     * Run to the end on the calling thread.
+     * Run to the end on the calling thread: the {@link Dispatcher} agent, driven by an {@link AgentInvoker} whose
+     * idle step parks until the next send is due (or a completion wakes it).
      *
      * @param progress told about progress once a second, or null.
      * @return what was measured.
@@ -206,27 +211,95 @@ public final class LoadRun implements ExchangeListener
     public RunResult run(final Progress progress)
     {
         dispatcher = Thread.currentThread();
-        final LoadPlan plan = settings.plan();
-        final int planned = plan.requests().size();
-        runStartNs = System.nanoTime() + START_LEAD_NS;
-        measuredFromNs = runStartNs + (long)(settings.warmupSeconds() * 1e9);
-        stopSendingNs = settings.maxSeconds() > 0 ? runStartNs + (long)(settings.maxSeconds() * 1e9) :
-            Long.MAX_VALUE;
-        final Scheduler scheduler = new Scheduler(plan, runStartNs);
-        long nextProgressNs = runStartNs + TimeUnit.SECONDS.toNanos(1);
-        long[] inFlightSeries = new long[64];
-        if (Mode.CLOSED == settings.mode())
+        final Dispatcher agent = new Dispatcher(progress);
+        final Throwable[] failure = new Throwable[1];
+        final AgentInvoker invoker = new AgentInvoker(ex ->
         {
-            final int initial = Math.max(1, settings.concurrency());
-            for (int i = 0; i < initial; i++)
+            if (!(ex instanceof AgentTerminationException) && null == failure[0])
             {
-                scheduler.at(runStartNs + settings.rampUpNs() / initial * i, scheduler.closedCounter++);
+                failure[0] = ex;
+            }
+        }, null, agent);
+        try
+        {
+            invoker.start();
+            while (!invoker.isClosed() && null == failure[0])
+            {
+                invoker.invoke();
+                if (!invoker.isClosed())
+                {
+                    agent.idle();
+                }
             }
         }
-        final long plannedLimit = plannedWithinLimits(planned);
-        boolean sending = true;
-        long sendingEndedNs = 0;
-        while (true)
+        finally
+        {
+            invoker.close();
+            dispatcher = null;
+        }
+        if (null != failure[0])
+        {
+            throw failure[0] instanceof RuntimeException runtime ? runtime : new IllegalStateException(failure[0]);
+        }
+        return agent.result;
+    }
+
+    /**
+     * The dispatcher's duty cycles: drain completions, stop sending when the run's end is reached, stage the sends due
+     * soon, note progress once a second, end when nothing is in flight (or the drain timeout passed). Dispatcher
+     * thread only.
+     */
+    private final class Dispatcher implements Agent
+    {
+        private final Progress progress;
+        private Scheduler scheduler;
+        private long nextProgressNs;
+        private long[] inFlightSeries = new long[64];
+        private long plannedLimit;
+        private boolean sending = true;
+        private long sendingEndedNs;
+        private long wakeNs;
+        private RunResult result;
+
+        Dispatcher(final Progress progress)
+        {
+            this.progress = progress;
+        }
+
+        @Override
+        public String roleName()
+        {
+            return "tapedeck-load-dispatcher";
+        }
+
+        @Override
+        public void onStart()
+        {
+            final LoadPlan plan = settings.plan();
+            runStartNs = System.nanoTime() + START_LEAD_NS;
+            measuredFromNs = runStartNs + (long)(settings.warmupSeconds() * 1e9);
+            stopSendingNs = settings.maxSeconds() > 0 ? runStartNs + (long)(settings.maxSeconds() * 1e9) :
+                Long.MAX_VALUE;
+            scheduler = new Scheduler(plan, runStartNs);
+            nextProgressNs = runStartNs + TimeUnit.SECONDS.toNanos(1);
+            if (Mode.CLOSED == settings.mode())
+            {
+                final int initial = Math.max(1, settings.concurrency());
+                for (int i = 0; i < initial; i++)
+                {
+                    scheduler.at(runStartNs + settings.rampUpNs() / initial * i, scheduler.closedCounter++);
+                }
+            }
+            plannedLimit = plannedWithinLimits(plan.requests().size());
+        }
+
+        /**
+         * One pass; its idle step ({@link #idle()}) follows whatever it did.
+         *
+         * @return 1 (a pass always looks at everything; the idle step decides how long to wait).
+         */
+        @Override
+        public int doWork()
         {
             final long nowNs = System.nanoTime();
             drainCompletions(scheduler, sending);
@@ -255,48 +328,72 @@ public final class LoadRun implements ExchangeListener
             }
             if (nowNs - nextProgressNs >= 0)
             {
-                final int second = (int)((nowNs - runStartNs) / 1_000_000_000L);
-                if (second >= inFlightSeries.length)
-                {
-                    inFlightSeries = java.util.Arrays.copyOf(inFlightSeries, second * 2 + 1);
-                }
-                if (second >= 0)
-                {
-                    inFlightSeries[second] = inFlight.get();
-                }
-                if (null != progress)
-                {
-                    progress.onProgress(nowNs - runStartNs, sent, completed.get(), failed.get(), inFlight.get(),
-                        sending ? plannedLimit : sent);
-                }
-                nextProgressNs += TimeUnit.SECONDS.toNanos(1);
+                noteProgress(nowNs);
             }
             if (!sending)
             {
                 if (0 == inFlight.get())
                 {
-                    break;
+                    throw new AgentTerminationException();
                 }
                 if (nowNs - sendingEndedNs > settings.drainTimeoutNs())
                 {
                     client.abortAll();
                     awaitAborted();
-                    break;
+                    throw new AgentTerminationException();
                 }
             }
-            final long wakeNs = Math.min(scheduler.nextWakeNs(), sending ? stopSendingNs : Long.MAX_VALUE);
+            wakeNs = Math.min(scheduler.nextWakeNs(), sending ? stopSendingNs : Long.MAX_VALUE);
+            return 1;
+        }
+
+        /**
+         * Park until the next send is due, at most {@code MAX_PARK_NS} (a completion or {@link #stop()} unparks).
+         */
+        void idle()
+        {
             LockSupport.parkNanos(Math.max(0, Math.min(MAX_PARK_NS, wakeNs - System.nanoTime())));
         }
-        drainCompletions(scheduler, false);
-        final long endNs = System.nanoTime();
-        dispatcher = null;
-        final RunRecorder total = new RunRecorder();
-        recorders.forEach(r -> r.mergeInto(total));
-        total.peakInFlight = peakInFlight;
-        final int seconds = (int)Math.max(1, (endNs - runStartNs + 999_999_999L) / 1_000_000_000L);
-        return new RunResult(settings.label(), plan.description(), total,
-            java.util.Arrays.copyOf(inFlightSeries, Math.min(inFlightSeries.length, seconds)),
-            Math.max(1, endNs - Math.max(measuredFromNs, runStartNs)) / 1e9, sent, plan.notes());
+
+        private void noteProgress(final long nowNs)
+        {
+            final int second = (int)((nowNs - runStartNs) / 1_000_000_000L);
+            if (second >= inFlightSeries.length)
+            {
+                inFlightSeries = java.util.Arrays.copyOf(inFlightSeries, second * 2 + 1);
+            }
+            if (second >= 0)
+            {
+                inFlightSeries[second] = inFlight.get();
+            }
+            if (null != progress)
+            {
+                progress.onProgress(nowNs - runStartNs, sent, completed.get(), failed.get(), inFlight.get(),
+                    sending ? plannedLimit : sent);
+            }
+            nextProgressNs += TimeUnit.SECONDS.toNanos(1);
+        }
+
+        /**
+         * Take the last completions and merge the event loops' recorders into the run's result.
+         */
+        @Override
+        public void onClose()
+        {
+            if (null == scheduler)
+            {
+                return; // onStart failed
+            }
+            drainCompletions(scheduler, false);
+            final long endNs = System.nanoTime();
+            final RunRecorder total = new RunRecorder();
+            recorders.forEach(r -> r.mergeInto(total));
+            total.peakInFlight = peakInFlight;
+            final int seconds = (int)Math.max(1, (endNs - runStartNs + 999_999_999L) / 1_000_000_000L);
+            result = new RunResult(settings.label(), settings.plan().description(), total,
+                java.util.Arrays.copyOf(inFlightSeries, Math.min(inFlightSeries.length, seconds)),
+                Math.max(1, endNs - Math.max(measuredFromNs, runStartNs)) / 1e9, sent, settings.plan().notes());
+        }
     }
 
     private long plannedWithinLimits(final int planned)
