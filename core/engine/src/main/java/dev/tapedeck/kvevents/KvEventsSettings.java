@@ -83,6 +83,56 @@ public record KvEventsSettings(
     }
 
     /**
+     * Settings with vLLM's defaults but the endpoint: no replay socket, topic {@code ""}, array events, rank 0,
+     * {@link #DEFAULT_BUFFER_STEPS} batches kept, a {@link #DEFAULT_RING_BYTES} ring; the withers below change one
+     * value each.
+     *
+     * @param endpoint the PUB socket's ZeroMQ endpoint.
+     * @return the settings.
+     */
+    public static KvEventsSettings publishOn(final String endpoint)
+    {
+        return new KvEventsSettings(endpoint, null, "", false, 0, DEFAULT_BUFFER_STEPS, DEFAULT_RING_BYTES);
+    }
+
+    /**
+     * @param value another replay endpoint, or null for none.
+     * @return these settings with that replay endpoint.
+     */
+    public KvEventsSettings replayEndpoint(final String value)
+    {
+        return new KvEventsSettings(endpoint, value, topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes);
+    }
+
+    /**
+     * @param value true for map-encoded events (vLLM 0.23 and newer), false for positional arrays.
+     * @return these settings with that encoding.
+     */
+    public KvEventsSettings eventsAsMaps(final boolean value)
+    {
+        return new KvEventsSettings(endpoint, replayEndpoint, topic, value, dataParallelRank, bufferSteps, ringBytes);
+    }
+
+    /**
+     * @param value batches kept for replay.
+     * @return these settings with that history.
+     */
+    public KvEventsSettings bufferSteps(final int value)
+    {
+        return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, value, ringBytes);
+    }
+
+    /**
+     * @param value capacity of the engine-to-publisher ring, a power of two of at least 4096 bytes.
+     * @return these settings with that ring.
+     */
+    public KvEventsSettings ringBytes(final int value)
+    {
+        return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, bufferSteps,
+            value);
+    }
+
+    /**
      * @param value another topic.
      * @return these settings with that topic.
      */

@@ -37,8 +37,9 @@ class KvEventPublisherAgentTest
         epochNs[0] += TimeUnit.HOURS.toNanos(1); // the wall clock moving on does not date a batch: the step's end does
         try (ZContext zmq = new ZContext(1))
         {
-            final KvEventPublisher publisher = new KvEventPublisher(new KvEventsSettings("tcp://127.0.0.1:*",
-                "tcp://127.0.0.1:*", "kv@test", false, 0, 10, 64 * 1024), stager, zmq);
+            final KvEventPublisher publisher = new KvEventPublisher(KvEventsSettings.publishOn("tcp://127.0.0.1:*")
+                .replayEndpoint("tcp://127.0.0.1:*").topic("kv@test").bufferSteps(10).ringBytes(64 * 1024), stager,
+                zmq);
             final AgentInvoker invoker = new AgentInvoker(Throwable::printStackTrace, null, publisher);
             invoker.start();
             assertTrue(publisher.endpoint().matches("tcp://127\\.0\\.0\\.1:\\d+"), publisher.endpoint());
@@ -75,8 +76,8 @@ class KvEventPublisherAgentTest
             squatter.bind("tcp://127.0.0.1:*");
             final String taken = squatter.getLastEndpoint();
             // the replay socket always binds (a PUB endpoint without a wildcard would connect instead, as vLLM's)
-            final KvEventPublisher publisher = new KvEventPublisher(new KvEventsSettings("tcp://127.0.0.1:*", taken,
-                "t", false, 0, 10, 64 * 1024), new KvEventStager(64 * 1024), zmq);
+            final KvEventPublisher publisher = new KvEventPublisher(KvEventsSettings.publishOn("tcp://127.0.0.1:*")
+                .replayEndpoint(taken).topic("t"), new KvEventStager(64 * 1024), zmq);
             final AgentInvoker invoker = new AgentInvoker(Throwable::printStackTrace, null, publisher);
             invoker.start();
             final Exception ex = assertThrows(Exception.class, publisher::endpoint);
@@ -95,7 +96,7 @@ class KvEventPublisherAgentTest
         {
             for (int i = 0; i < 3; i++)
             {
-                publishers.add(new KvEventsSettings("tcp://127.0.0.1:*", null, "t", false, i, 10, 64 * 1024),
+                publishers.add(KvEventsSettings.publishOn("tcp://127.0.0.1:*").topic("t").dataParallelRank(i),
                     new KvEventStager(64 * 1024));
             }
             publishers.start();
@@ -109,10 +110,9 @@ class KvEventPublisherAgentTest
         {
             final ZMQ.Socket squatter = zmq.createSocket(SocketType.PUB);
             squatter.bind("tcp://127.0.0.1:*");
-            publishers.add(new KvEventsSettings("tcp://127.0.0.1:*", null, "t", false, 0, 10, 64 * 1024),
-                new KvEventStager(64 * 1024));
-            publishers.add(new KvEventsSettings("tcp://127.0.0.1:*", squatter.getLastEndpoint(), "t", false, 1, 10,
-                64 * 1024), new KvEventStager(64 * 1024));
+            publishers.add(KvEventsSettings.publishOn("tcp://127.0.0.1:*"), new KvEventStager(64 * 1024));
+            publishers.add(KvEventsSettings.publishOn("tcp://127.0.0.1:*").replayEndpoint(squatter.getLastEndpoint())
+                .dataParallelRank(1), new KvEventStager(64 * 1024));
             final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, publishers::start);
             assertTrue(ex.getMessage().contains(squatter.getLastEndpoint()), ex.getMessage());
         }

@@ -360,8 +360,7 @@ public final class TapedeckFleet implements BeforeAllCallback, AfterAllCallback,
         {
             if (kvEvents)
             {
-                context.kvEvents(new KvEventsSettings("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "", false, 0,
-                    KvEventsSettings.DEFAULT_BUFFER_STEPS, KvEventsSettings.DEFAULT_RING_BYTES));
+                context.kvEvents(KvEventsSettings.publishOn("tcp://127.0.0.1:*").replayEndpoint("tcp://127.0.0.1:*"));
             }
             return new TapedeckFleet(context.conclude());
         }

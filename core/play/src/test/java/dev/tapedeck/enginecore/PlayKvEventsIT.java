@@ -43,8 +43,9 @@ class PlayKvEventsIT
     void shouldPublishMapEventsWithTheEnginesRankAndClearOnResetPrefixCache() throws Exception
     {
         // engine i publishes as data-parallel rank i, each on its own free port with its own replay socket
-        final KvEventsSettings base = new KvEventsSettings("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "kv@pod@model",
-            VllmLine.NEWEST.kvEventsAsMaps(), 0, 100, 1 << 20);
+        final KvEventsSettings base = KvEventsSettings.publishOn("tcp://127.0.0.1:*")
+            .replayEndpoint("tcp://127.0.0.1:*").topic("kv@pod@model").eventsAsMaps(VllmLine.NEWEST.kvEventsAsMaps())
+            .bufferSteps(100).ringBytes(1 << 20);
         Play server = null;
         try (TestFrontend frontend = new TestFrontend(1); ZContext context = new ZContext())
         {

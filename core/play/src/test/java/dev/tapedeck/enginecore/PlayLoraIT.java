@@ -79,8 +79,8 @@ class PlayLoraIT
         {
             server = Play.start(new PlayContext().handshakeAddress(frontend.handshakeAddress)
                 .handshakeTimeoutNs(20_000_000_000L).shutdownTimeoutNs(0)
-                .kvEvents(new KvEventsSettings("tcp://127.0.0.1:*", null, TOPIC, VllmLine.NEWEST.kvEventsAsMaps(), 0,
-                    100, 1 << 20))
+                .kvEvents(KvEventsSettings.publishOn("tcp://127.0.0.1:*").topic(TOPIC)
+                    .eventsAsMaps(VllmLine.NEWEST.kvEventsAsMaps()).bufferSteps(100).ringBytes(1 << 20))
                 .engine(new EngineConfig().maxLoras(1).maxModelLen(4096).latencyModel(FAST)));
             final KvEventPublisher publisher = server.kvEventPublishers().get(0);
             frontend.awaitEngines(1);

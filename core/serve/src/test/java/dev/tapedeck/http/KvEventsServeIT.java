@@ -63,7 +63,8 @@ class KvEventsServeIT
 
     private static KvEventsSettings settings(final boolean maps)
     {
-        return new KvEventsSettings("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", TOPIC, maps, 0, 100, 1 << 20);
+        return KvEventsSettings.publishOn("tcp://127.0.0.1:*").replayEndpoint("tcp://127.0.0.1:*").topic(TOPIC)
+            .eventsAsMaps(maps).bufferSteps(100).ringBytes(1 << 20);
     }
 
     /** The next batch in sequence order, live or from the replay socket, decoded. */

@@ -96,8 +96,8 @@ class LoraServeIT
             KvEventPublishers publishing = new KvEventPublishers();
             ZContext context = new ZContext())
         {
-            final KvEventPublisher publisher = publishing.add(new KvEventsSettings("tcp://127.0.0.1:*", null, TOPIC,
-                true, 0, 100, 1 << 20), stager);
+            final KvEventPublisher publisher = publishing.add(KvEventsSettings.publishOn("tcp://127.0.0.1:*")
+                .topic(TOPIC).eventsAsMaps(true).bufferSteps(100).ringBytes(1 << 20), stager);
             publishing.start();
             final JsonNode models = JSON.readTree(server.get("/v1/models").body()).get("data");
             assertEquals(3, models.size(), models.toString());
