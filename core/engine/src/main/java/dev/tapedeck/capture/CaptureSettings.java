@@ -44,7 +44,8 @@ public record CaptureSettings(Path traceOut, boolean recordTokens, int traceBloc
      *
      * @param source the meta line's {@code source} ({@code tapedeck-serve}, {@code tapedeck-play}).
      * @param model the served model name, or null.
-     * @param configs the engines' configurations (before they are concluded or used).
+     * @param configs the engines' configurations, before any engine is built from them (the recorder becomes their
+     *     request observer).
      * @param startNs the time that is {@code arrival_ms} 0, on the engines' clock.
      * @return the running recorder, or null without a trace file.
      * @throws IOException if the file cannot be created.

@@ -26,8 +26,9 @@ import org.zeromq.ZMQ;
  * <p>
  * <b>Threading</b>: the engine hands events over through {@link #sink()} (its thread only, never blocking); both
  * sockets are opened in {@link #onStart()} and used only by the agent's duty cycle (ZeroMQ sockets are confined to one
- * thread), which drains the ring, encodes, sends and answers replays. {@link #endpoint()}, {@link #replayEndpoint()}
- * and the counters may be read from any thread.
+ * thread), which drains the ring, encodes, sends and answers replays. {@link #endpoint()} and
+ * {@link #replayEndpoint()} may be read from any thread once {@link #onStart()} ran (before, they wait for it); the
+ * counters from any thread at any time.
  */
 public final class KvEventPublisher implements Agent
 {

@@ -145,13 +145,32 @@ public final class KvEventPublishers implements AutoCloseable
             }
         }
 
+        /**
+         * Each publisher's duty cycle in turn; one that throws is logged once and left out from then on, so it
+         * neither starves the others nor makes the runner spin on its error.
+         */
         @Override
         public int doWork()
         {
             int work = 0;
-            for (final KvEventPublisher publisher : publishers)
+            for (int i = 0; i < publishers.length; i++)
             {
-                work += publisher.doWork();
+                final KvEventPublisher publisher = publishers[i];
+                if (null == publisher)
+                {
+                    continue;
+                }
+                try
+                {
+                    work += publisher.doWork();
+                }
+                catch (final RuntimeException ex)
+                {
+                    LOG.log(System.Logger.Level.ERROR, "KV events publisher " + publisher.settings().endpoint() +
+                        " failed and stops publishing: " + ex.getMessage(), ex);
+                    publisher.onClose();
+                    publishers[i] = null;
+                }
             }
             return work;
         }
@@ -161,6 +180,10 @@ public final class KvEventPublishers implements AutoCloseable
         {
             for (final KvEventPublisher publisher : publishers)
             {
+                if (null == publisher)
+                {
+                    continue; // failed and closed already
+                }
                 try
                 {
                     publisher.onClose();

@@ -48,7 +48,7 @@ public final class TapedeckFleet implements BeforeAllCallback, AfterAllCallback,
 
     private final ServeContext template;
     private Serve serve;
-    private boolean startedForClass;
+    private int classDepth;
 
     private TapedeckFleet(final ServeContext template)
     {
@@ -107,21 +107,26 @@ public final class TapedeckFleet implements BeforeAllCallback, AfterAllCallback,
     @Override
     public void beforeAll(final ExtensionContext context)
     {
-        start();
-        startedForClass = true;
+        // JUnit calls a static extension's beforeAll/afterAll again for each @Nested class: one fleet serves them all
+        if (0 == classDepth++)
+        {
+            start();
+        }
     }
 
     @Override
     public void afterAll(final ExtensionContext context)
     {
-        startedForClass = false;
-        close();
+        if (0 == --classDepth)
+        {
+            close();
+        }
     }
 
     @Override
     public void beforeEach(final ExtensionContext context)
     {
-        if (!startedForClass)
+        if (0 == classDepth)
         {
             start();
         }
@@ -130,7 +135,7 @@ public final class TapedeckFleet implements BeforeAllCallback, AfterAllCallback,
     @Override
     public void afterEach(final ExtensionContext context)
     {
-        if (!startedForClass)
+        if (0 == classDepth)
         {
             close();
         }

@@ -120,6 +120,12 @@ public final class LoadContext
         {
             throw new IllegalArgumentException("--client-threads must be within 1..64");
         }
+        if (null != scrapeMetrics && (!("http".equals(scrapeMetrics.getScheme()) ||
+            "https".equals(scrapeMetrics.getScheme())) || null == scrapeMetrics.getHost()))
+        {
+            throw new IllegalArgumentException("--scrape-metrics must be an http:// URL such as " +
+                "http://127.0.0.1:8000/metrics, got '" + scrapeMetrics + "'");
+        }
         if (!generated && null == durationNs && 0 == maxRequests && closed)
         {
             throw new IllegalArgumentException("give --duration or --max-requests with --concurrency");

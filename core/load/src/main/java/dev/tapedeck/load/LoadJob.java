@@ -111,6 +111,10 @@ public final class LoadJob
                 client.preconnect(spec.settings().warmConnections(), java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
                 final LoadRun run = new LoadRun(spec.settings(), client, settings.bodies());
                 current = run;
+                if (stopped)
+                {
+                    run.stop(); // stop() came while the run was being set up
+                }
                 if (null != scraper)
                 {
                     scraper.start();

@@ -167,9 +167,9 @@ public final class MetricsScraper implements Agent
             }
             return parse(response.body());
         }
-        catch (final java.io.IOException ex)
+        catch (final java.io.IOException | RuntimeException ex)
         {
-            failures++;
+            failures++; // counted, never failing the run (and never a busy loop of errors)
             return null;
         }
         catch (final InterruptedException ex)

@@ -86,4 +86,27 @@ class MetricsScraperTest
         assertEquals(1, scraper.series().size());
         assertTrue(null == scraper.series().get(0), "the failed second is empty");
     }
+
+    @Test
+    void shouldCountAScrapeThatCannotEvenBeSentAsAFailure()
+    {
+        // "localhost:8000/metrics" parses as a URI of scheme "localhost": the HTTP client refuses it on every scrape
+        final MetricsScraper scraper = new MetricsScraper(URI.create("localhost:8000/metrics"), new CachedNanoClock());
+        final AgentInvoker invoker = new AgentInvoker(Throwable::printStackTrace, null, scraper);
+        invoker.start();
+        assertEquals(1, invoker.invoke());
+        invoker.close();
+        assertEquals(1, scraper.failures(), "counted, not thrown at the runner (which would call it again at once)");
+    }
+
+    @Test
+    void shouldRefuseAScrapeUrlThatIsNotHttp()
+    {
+        final LoadContext context = new LoadContext().urls(List.of(URI.create("http://127.0.0.1:8000")))
+            .rate(1.0).durationNs(1_000_000_000L).scrapeMetrics(URI.create("localhost:8000/metrics"));
+        final IllegalArgumentException ex =
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, context::conclude);
+        assertEquals("--scrape-metrics must be an http:// URL such as http://127.0.0.1:8000/metrics, got " +
+            "'localhost:8000/metrics'", ex.getMessage());
+    }
 }

@@ -201,12 +201,22 @@ public final class RecordingTap
                     "fingerprints of {1}-token blocks (--block-size)", engine.blockSize(), options.blockSize());
             }
             meta = meta(engine);
-            final CaptureRecorder recorder = openOutputs(line);
+            final TraceWriter trace = TraceWriter.open(options.traceOut(), meta);
+            unowned.add(trace);
+            final StepStatsWriter stepStats = null == options.stepStatsOut() ? null :
+                StepStatsWriter.open(options.stepStatsOut());
+            if (null != stepStats)
+            {
+                unowned.add(stepStats);
+            }
             LOG.log(System.Logger.Level.INFO, "engine registered (vLLM {0}, read as line {1}); trace {2}; " +
                 "connecting to the frontend at {3}", null == engine.vllmVersion() ? "version not reported" :
                 engine.vllmVersion(), line.label(), options.traceOut(), options.frontendHandshake());
             final FrontendSide.Connected frontend = new FrontendSide(context).connect(options.frontendHandshake(),
                 engine, deadlineNs(), RecordingTap.this::isRunning);
+            // arrival_ms counts from here, when relaying begins (after both handshakes), as docs/record.md says
+            final CaptureRecorder recorder = new CaptureRecorder(trace, stepStats, line, options.blockSize(),
+                options.recordTokens(), clock.nanoTime());
             unowned.clear();
             startWriter(recorder);
             sockets = new RelaySockets(context, frontend, engineSide, engine);
@@ -247,18 +257,24 @@ public final class RecordingTap
         @Override
         public void onClose()
         {
-            if (null != sockets)
+            try
             {
-                sockets.poller.close();
+                if (null != sockets)
+                {
+                    sockets.poller.close();
+                }
+                if (null != context)
+                {
+                    context.close();
+                }
             }
-            if (null != context)
+            finally
             {
-                context.close();
+                bound.countDown();
+                closeAll(unowned);
+                finishWriter();
+                ended.countDown();
             }
-            bound.countDown();
-            closeAll(unowned);
-            finishWriter();
-            ended.countDown();
         }
     }
 
@@ -277,20 +293,14 @@ public final class RecordingTap
         {
             failure = error instanceof UncheckedIOException io ? io.getCause() : error;
         }
-    }
-
-    private CaptureRecorder openOutputs(final VllmLine line) throws IOException
-    {
-        final TraceWriter trace = TraceWriter.open(options.traceOut(), meta);
-        unowned.add(trace);
-        final StepStatsWriter stepStats = null == options.stepStatsOut() ? null :
-            StepStatsWriter.open(options.stepStatsOut());
-        if (null != stepStats)
+        if (0 == relaying.getCount() && running)
         {
-            unowned.add(stepStats);
+            // a failure while relaying ends the tap (the next duty cycle terminates, onClose closes the trace),
+            // instead of the runner calling a failing duty cycle again and again; before relaying, the caller
+            // reports it (start() or awaitEnd())
+            LOG.log(System.Logger.Level.ERROR, "the tap stops: " + error, error);
         }
-        return new CaptureRecorder(trace, stepStats, line, options.blockSize(), options.recordTokens(),
-            clock.nanoTime());
+        running = false;
     }
 
     /**

@@ -71,31 +71,31 @@ public final class Serve implements AutoCloseable
         final List<EngineConfig> configs = new ArrayList<>(instances * ranks);
         final List<List<EngineConfig>> rankConfigs = new ArrayList<>(instances);
         final List<KvEventStager> stagers = new ArrayList<>();
-        for (int i = 0; i < instances; i++)
-        {
-            final List<EngineConfig> instanceRanks = new ArrayList<>(ranks);
-            for (int r = 0; r < ranks; r++)
-            {
-                final EngineConfig template = context.engine();
-                final EngineConfig config = template.copy()
-                    .seed(template.seed() + (long)i * ranks + r)
-                    .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
-                if (null != kvSettings)
-                {
-                    final KvEventStager stager = new KvEventStager(kvSettings.ringBytes(), context.nanoClock(),
-                    context.epochClock());
-                    config.kvEventSink(stager);
-                    stagers.add(stager);
-                }
-                instanceRanks.add(config.conclude());
-                configs.add(config);
-            }
-            rankConfigs.add(instanceRanks);
-        }
         final FaceResources resources = new FaceResources(tokenizer, ownsTokenizer);
         HttpServer server = null;
         try
         {
+            for (int i = 0; i < instances; i++)
+            {
+                final List<EngineConfig> instanceRanks = new ArrayList<>(ranks);
+                for (int r = 0; r < ranks; r++)
+                {
+                    final EngineConfig template = context.engine();
+                    final EngineConfig config = template.copy()
+                        .seed(template.seed() + (long)i * ranks + r)
+                        .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
+                    if (null != kvSettings)
+                    {
+                        final KvEventStager stager = new KvEventStager(kvSettings.ringBytes(),
+                            context.nanoClock(), context.epochClock());
+                        config.kvEventSink(stager);
+                        stagers.add(stager);
+                    }
+                    instanceRanks.add(config.conclude());
+                    configs.add(config);
+                }
+                rankConfigs.add(instanceRanks);
+            }
             resources.recorder(context.capture().start("tapedeck-serve", context.model(), configs,
                 context.nanoClock().nanoTime()));
             server = HttpServer.startRanks(context.serveOptions(), rankConfigs, tokenizer);
