@@ -6,7 +6,6 @@ import picocli.CommandLine;
 
 import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.kvevents.KvEventPublisher;
-import dev.tapedeck.latency.Durations;
 import dev.tapedeck.play.Play;
 import dev.tapedeck.play.PlayContext;
 import dev.tapedeck.protocol.enginecore.VllmLine;
@@ -94,22 +93,8 @@ public final class PlayCommand implements Callable<Integer>
         final Play play = Play.start(context());
         final PlayContext context = play.context();
         final TraceRecorder recorder = play.traceRecorder();
-        ServeCommand.markServing();
-        Runtime.getRuntime().addShutdownHook(new Thread(() ->
-        {
-            System.err.println("tapedeck: shutting down: running requests may finish for up to " +
-                Durations.format(context.shutdownTimeoutNs()));
-            final int aborted = play.shutdown(context.shutdownTimeoutNs());
-            if (aborted > 0)
-            {
-                System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
-            }
-            if (null != recorder)
-            {
-                System.err.println("tapedeck: trace " + context.capture().traceOut() + ": " +
-                    recorder.writtenRecords() + " records");
-            }
-        }, "tapedeck-shutdown"));
+        ServeCommand.onSignal("running", context.shutdownTimeoutNs(), play::shutdown, recorder,
+            context.capture().traceOut());
         for (int i = 0; i < play.kvEventPublishers().size(); i++)
         {
             final KvEventPublisher publisher = play.kvEventPublishers().get(i);

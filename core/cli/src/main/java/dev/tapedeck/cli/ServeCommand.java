@@ -1,8 +1,10 @@
 package dev.tapedeck.cli;
 
 import java.net.URI;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.LongToIntFunction;
 
 import picocli.CommandLine;
 
@@ -142,14 +144,6 @@ public final class ServeCommand implements Callable<Integer>
     }
 
     /**
-     * A long-running command started: main must not exit when the command returns.
-     */
-    static void markServing()
-    {
-        serving = true;
-    }
-
-    /**
      * The settings the flags describe (also used by {@code demo}, which adjusts them before it starts the fleet).
      *
      * @return a context for {@link Serve#start(ServeContext)}.
@@ -206,23 +200,7 @@ public final class ServeCommand implements Callable<Integer>
         final Tokenizer tokenizer = started.tokenizer();
         final TraceRecorder recorder = started.traceRecorder();
         final EngineConfig first = started.engineConfigs().get(0);
-        serving = true;
-        Runtime.getRuntime().addShutdownHook(new Thread(() ->
-        {
-            // JUL resets its handlers in its own shutdown hook, so shutdown messages go straight to stderr
-            System.err.println("tapedeck: shutting down: in-flight requests may finish for up to " +
-                Durations.format(context.shutdownTimeoutNs()));
-            final int aborted = started.shutdown(context.shutdownTimeoutNs());
-            if (aborted > 0)
-            {
-                System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
-            }
-            if (null != recorder)
-            {
-                System.err.println("tapedeck: trace " + context.capture().traceOut() + ": " +
-                    recorder.writtenRecords() + " records");
-            }
-        }, "tapedeck-shutdown"));
+        onSignal("in-flight", context.shutdownTimeoutNs(), started::shutdown, recorder, context.capture().traceOut());
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}; " +
             "{6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
             VersionProvider.version(), options.modelNameForResponses(), urls(started.baseUrls()), tokenizer.name(),
@@ -241,6 +219,37 @@ public final class ServeCommand implements Callable<Integer>
                 null == publisher.replayEndpoint() ? "" : ", replay on " + publisher.replayEndpoint());
         }
         return 0;
+    }
+
+    /**
+     * Mark a long-running command as started (main must not exit when it returns) and, on SIGTERM/SIGINT, let its
+     * requests finish for up to the timeout, then say what was aborted and what the trace holds.
+     *
+     * @param requests how the requests are called in the message ("in-flight", "running").
+     * @param shutdownTimeoutNs how long they may finish.
+     * @param shutdown the product's shutdown, returning the requests it aborted.
+     * @param recorder the self-capture recorder, or null.
+     * @param traceOut the trace file, or null.
+     */
+    static void onSignal(final String requests, final long shutdownTimeoutNs, final LongToIntFunction shutdown,
+        final TraceRecorder recorder, final Path traceOut)
+    {
+        serving = true;
+        Runtime.getRuntime().addShutdownHook(new Thread(() ->
+        {
+            // JUL resets its handlers in its own shutdown hook, so shutdown messages go straight to stderr
+            System.err.println("tapedeck: shutting down: " + requests + " requests may finish for up to " +
+                Durations.format(shutdownTimeoutNs));
+            final int aborted = shutdown.applyAsInt(shutdownTimeoutNs);
+            if (aborted > 0)
+            {
+                System.err.println("tapedeck: shutdown aborted " + aborted + " request(s) still in flight");
+            }
+            if (null != recorder)
+            {
+                System.err.println("tapedeck: trace " + traceOut + ": " + recorder.writtenRecords() + " records");
+            }
+        }, "tapedeck-shutdown"));
     }
 
     private static String urls(final List<URI> baseUrls)
