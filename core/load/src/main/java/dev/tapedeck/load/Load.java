@@ -19,6 +19,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import dev.tapedeck.build.JvmAccess;
 import dev.tapedeck.tokens.BuiltinTokenizer;
 import dev.tapedeck.tokens.HfTokenizer;
 import dev.tapedeck.tokens.Tokenizer;
@@ -60,9 +61,11 @@ public final class Load implements AutoCloseable
      * @throws IOException if the workload or the tokenizer cannot be read, or the server cannot be asked its model.
      * @throws InterruptedException if interrupted while asking the server its model.
      * @throws IllegalArgumentException if a setting is invalid.
+     * @throws IllegalStateException if the JVM lacks {@value dev.tapedeck.build.JvmAccess#OPTION}.
      */
     public static Load start(final LoadContext context) throws IOException, InterruptedException
     {
+        JvmAccess.requireAgronaAccess();
         context.conclude();
         final boolean ownsTokenizer = null == context.tokenizer();
         final Tokenizer tokenizer = !ownsTokenizer ? context.tokenizer() :

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
+import dev.tapedeck.build.JvmAccess;
 import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.enginecore.EngineCoreAgent;
@@ -50,9 +51,11 @@ public final class Play implements AutoCloseable
      * @return the running engines.
      * @throws IOException if the tokenizer or the trace file cannot be opened.
      * @throws IllegalArgumentException if a setting is invalid or a KV event endpoint cannot be opened.
+     * @throws IllegalStateException if the JVM lacks {@value dev.tapedeck.build.JvmAccess#OPTION}.
      */
     public static Play start(final PlayContext context) throws IOException
     {
+        JvmAccess.requireAgronaAccess();
         context.conclude();
         final boolean ownsTokenizer = null == context.tokenizer() && null != context.tokenizerFile();
         final Tokenizer tokenizer = ownsTokenizer ? new HfTokenizer(context.tokenizerFile()) : context.tokenizer();

@@ -21,6 +21,7 @@ import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
+import dev.tapedeck.build.JvmAccess;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.trace.ConfigFingerprint;
 import dev.tapedeck.trace.TraceMeta;
@@ -106,9 +107,11 @@ public final class RecordingTap
      * @return the running tap (waiting for the engine).
      * @throws IOException when an output file cannot be written.
      * @throws IllegalArgumentException when a setting is invalid or an address cannot be bound.
+     * @throws IllegalStateException if the JVM lacks {@value dev.tapedeck.build.JvmAccess#OPTION}.
      */
     public static RecordingTap start(final RecordContext options) throws IOException
     {
+        JvmAccess.requireAgronaAccess();
         options.conclude();
         writable(options.traceOut());
         if (null != options.stepStatsOut())

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
+import dev.tapedeck.build.JvmAccess;
 import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.http.HttpServer;
@@ -57,9 +58,11 @@ public final class Serve implements AutoCloseable
      * @throws IOException if the tokenizer or the trace file cannot be opened.
      * @throws InterruptedException if interrupted while binding.
      * @throws IllegalArgumentException if a setting is invalid, or a port or endpoint cannot be bound.
+     * @throws IllegalStateException if the JVM lacks {@value dev.tapedeck.build.JvmAccess#OPTION}.
      */
     public static Serve start(final ServeContext context) throws IOException, InterruptedException
     {
+        JvmAccess.requireAgronaAccess();
         context.conclude();
         final boolean ownsTokenizer = null == context.tokenizer();
         final Tokenizer tokenizer = !ownsTokenizer ? context.tokenizer() :
