@@ -1,5 +1,8 @@
 package dev.tapedeck.tokens;
 
+import java.io.IOException;
+import java.nio.file.Path;
+
 /**
  * Turns prompt text into token ids and knows the bytes of every token id. Prompt ids feed the scheduler, the prefix
  * cache and {@code usage.prompt_tokens}; token bytes turn generated ids back into text.
@@ -35,5 +38,18 @@ public interface Tokenizer extends AutoCloseable
     @Override
     default void close()
     {
+    }
+
+    /**
+     * Open the tokenizer a {@code --tokenizer} flag names: the one way every product turns that setting into a
+     * tokenizer, which the caller then owns and closes.
+     *
+     * @param tokenizerJson a Hugging Face {@code tokenizer.json}, or null for the built-in o200k_base BPE.
+     * @return the tokenizer.
+     * @throws IOException if the file cannot be read.
+     */
+    static Tokenizer open(final Path tokenizerJson) throws IOException
+    {
+        return null == tokenizerJson ? new BuiltinTokenizer() : new HfTokenizer(tokenizerJson);
     }
 }

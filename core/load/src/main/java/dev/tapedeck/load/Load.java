@@ -20,8 +20,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.tapedeck.build.JvmAccess;
-import dev.tapedeck.tokens.BuiltinTokenizer;
-import dev.tapedeck.tokens.HfTokenizer;
 import dev.tapedeck.tokens.Tokenizer;
 import dev.tapedeck.workload.SessionInference;
 import dev.tapedeck.workload.Workload;
@@ -68,8 +66,8 @@ public final class Load implements AutoCloseable
         JvmAccess.requireAgronaAccess();
         context.conclude();
         final boolean ownsTokenizer = null == context.tokenizer();
-        final Tokenizer tokenizer = !ownsTokenizer ? context.tokenizer() :
-            null == context.tokenizerFile() ? new BuiltinTokenizer() : new HfTokenizer(context.tokenizerFile());
+        final Tokenizer tokenizer = ownsTokenizer ? Tokenizer.open(context.tokenizerFile()) :
+            context.tokenizer();
         try
         {
             final Load load = new Load(new LoadJob(settings(context, tokenizer), context.out(), context.err()),

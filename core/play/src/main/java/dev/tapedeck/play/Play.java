@@ -15,7 +15,6 @@ import dev.tapedeck.face.FaceResources;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
-import dev.tapedeck.tokens.HfTokenizer;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -58,7 +57,7 @@ public final class Play implements AutoCloseable
         JvmAccess.requireAgronaAccess();
         context.conclude();
         final boolean ownsTokenizer = null == context.tokenizer() && null != context.tokenizerFile();
-        final Tokenizer tokenizer = ownsTokenizer ? new HfTokenizer(context.tokenizerFile()) : context.tokenizer();
+        final Tokenizer tokenizer = ownsTokenizer ? Tokenizer.open(context.tokenizerFile()) : context.tokenizer();
         final PlayOptions options = context.playOptions(tokenizer);
         final KvEventsSettings kvSettings = context.kvEvents();
         final List<EngineConfig> configs = new ArrayList<>();

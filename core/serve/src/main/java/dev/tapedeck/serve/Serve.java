@@ -14,8 +14,6 @@ import dev.tapedeck.face.FaceResources;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
-import dev.tapedeck.tokens.BuiltinTokenizer;
-import dev.tapedeck.tokens.HfTokenizer;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -65,8 +63,8 @@ public final class Serve implements AutoCloseable
         JvmAccess.requireAgronaAccess();
         context.conclude();
         final boolean ownsTokenizer = null == context.tokenizer();
-        final Tokenizer tokenizer = !ownsTokenizer ? context.tokenizer() :
-            null == context.tokenizerFile() ? new BuiltinTokenizer() : new HfTokenizer(context.tokenizerFile());
+        final Tokenizer tokenizer = ownsTokenizer ? Tokenizer.open(context.tokenizerFile()) :
+            context.tokenizer();
         final int instances = context.instances();
         final int ranks = context.dataParallelSize();
         final KvEventsSettings kvSettings = context.kvEvents();
