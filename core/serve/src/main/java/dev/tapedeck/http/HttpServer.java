@@ -55,26 +55,6 @@ public final class HttpServer implements AutoCloseable
     }
 
     /**
-     * Bind every instance, each with one engine.
-     *
-     * @param options face settings.
-     * @param configs one concluded engine config per instance.
-     * @param tokenizer shared tokenizer.
-     * @return the running server.
-     * @throws InterruptedException if interrupted while binding.
-     */
-    public static HttpServer start(final ServeOptions options, final List<EngineConfig> configs,
-        final Tokenizer tokenizer) throws InterruptedException
-    {
-        final List<List<EngineConfig>> perInstance = new ArrayList<>(configs.size());
-        for (final EngineConfig config : configs)
-        {
-            perInstance.add(List.of(config));
-        }
-        return startRanks(options, perInstance, tokenizer);
-    }
-
-    /**
      * Bind every instance, each with its data-parallel ranks.
      *
      * @param options face settings.
