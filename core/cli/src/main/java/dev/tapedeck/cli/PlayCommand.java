@@ -4,6 +4,7 @@ import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.build.TapedeckVersion;
 import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.play.Play;
@@ -103,7 +104,7 @@ public final class PlayCommand implements Callable<Integer>
                 "" : ", replay on " + publisher.replayEndpoint());
         }
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} play: {1} engine(s) connecting to {2} (vLLM line {3}, " +
-            "output tokens from {4})", VersionProvider.version(), context.engineCount(), context.handshakeAddress(),
+            "output tokens from {4})", TapedeckVersion.version(), context.engineCount(), context.handshakeAddress(),
             context.vllmLine().label(), null == play.tokenizer() ? "each request's prompt" : play.tokenizer().name());
         return 0;
     }

@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.build.TapedeckVersion;
 import dev.tapedeck.record.RecordContext;
 import dev.tapedeck.record.RecordingTap;
 
@@ -157,7 +158,7 @@ public final class RecordCommand implements Callable<Integer>
     public Integer call() throws Exception
     {
         final RecordingTap tap = RecordingTap.start(context());
-        System.err.println("tapedeck " + VersionProvider.version() + " record: engine handshake " +
+        System.err.println("tapedeck " + TapedeckVersion.version() + " record: engine handshake " +
             tap.engineHandshakeEndpoint() + ", input " + tap.inputEndpoint() + ", output " + tap.outputEndpoint() +
             "; frontend " + frontendHandshake + "; trace " + traceOut);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> onSignal(tap), "tapedeck-record-shutdown"));

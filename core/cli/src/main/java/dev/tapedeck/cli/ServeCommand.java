@@ -8,6 +8,7 @@ import java.util.function.LongToIntFunction;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.build.TapedeckVersion;
 import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.http.ServeOptions;
@@ -203,7 +204,7 @@ public final class ServeCommand implements Callable<Integer>
         onSignal("in-flight", context.shutdownTimeoutNs(), started::shutdown, recorder, context.capture().traceOut());
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}; " +
             "{6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
-            VersionProvider.version(), options.modelNameForResponses(), urls(started.baseUrls()), tokenizer.name(),
+            TapedeckVersion.version(), options.modelNameForResponses(), urls(started.baseUrls()), tokenizer.name(),
             first.latencyModel().describe(), options.transport().cliName(), context.dataParallelSize(),
             first.kvCacheBlocks(), first.blockSize(), (System.nanoTime() - startNs) / 1_000_000);
         if (options.lora().enabled())

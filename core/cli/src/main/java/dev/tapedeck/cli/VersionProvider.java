@@ -10,19 +10,11 @@ import dev.tapedeck.build.TapedeckVersion;
  */
 public final class VersionProvider implements CommandLine.IVersionProvider
 {
-    /**
-     * @return tapedeck's version, or "dev" when run from classes without a build.
-     */
-    public static String version()
-    {
-        return TapedeckVersion.version();
-    }
-
     @Override
     public String[] getVersion()
     {
         return new String[] {
-            "tapedeck " + version(),
+            "tapedeck " + TapedeckVersion.version(),
             "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vm.name") + ")",
             "emulates vLLM " + ServeCommand.DEFAULT_VLLM_VERSION + " by default (serve --vllm-version)",
         };
