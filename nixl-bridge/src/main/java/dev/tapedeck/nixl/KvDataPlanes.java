@@ -80,6 +80,8 @@ public final class KvDataPlanes
         {
             case "noop":
                 return new NoopDataPlane();
+            case "tcp":
+                return new TcpDataPlane(settings);
             default:
                 throw new KvTransferException("the " + settings.kind() + " plane is not built into this jar");
         }

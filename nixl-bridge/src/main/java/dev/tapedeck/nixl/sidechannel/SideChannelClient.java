@@ -1,0 +1,210 @@
+package dev.tapedeck.nixl.sidechannel;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+import dev.tapedeck.nixl.KvTransferException;
+
+/**
+ * The decode's side of the side channel, as vLLM's {@code NixlConnectorWorker._nixl_handshake} (vLLM @002a1057): a
+ * ZeroMQ REQ socket per request, connected to {@code tcp://host:port}, sending {@code msgpack((b"get_meta_msg",
+ * tp_rank))} and waiting at most the timeout (vLLM: {@code RCVTIMEO} 5000 ms) for the {@code NixlHandshakePayload}.
+ * Like vLLM it checks the compatibility hash <i>before</i> decoding the agent metadata (unless the check is disabled,
+ * vLLM's {@code enforce_handshake_compat=false}) and, when asked, that the metadata's {@code engine_id} is the
+ * expected one. {@link #notify} sends tapedeck's {@code (b"tapedeck_notif", notification)} extension.
+ * <p>
+ * <b>Threading</b>: every method may be called from any thread and returns at once; the sockets are used only on
+ * the client's own thread ({@code kv-side-channel-client}), where the futures complete; requests run one at a time,
+ * as vLLM's single handshake-initiator thread does. Callers must not block that thread in a callback.
+ */
+public final class SideChannelClient implements AutoCloseable
+{
+    /** vLLM's handshake receive timeout. */
+    public static final int DEFAULT_TIMEOUT_MS = 5_000;
+
+    private final ZContext context = new ZContext(1);
+    private final ExecutorService executor = Executors.newSingleThreadExecutor(r ->
+    {
+        final Thread thread = new Thread(r, "kv-side-channel-client");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final int timeoutMs;
+    private final String localCompatibilityHash;
+
+    /**
+     * @param timeoutMs how long a request may wait for its reply (and for its send), in milliseconds.
+     * @param localCompatibilityHash this engine's {@link CompatibilityHash}, which a remote must match; null disables
+     *     the check ({@code enforce_handshake_compat=false}).
+     */
+    public SideChannelClient(final int timeoutMs, final String localCompatibilityHash)
+    {
+        if (timeoutMs <= 0)
+        {
+            throw new IllegalArgumentException("timeoutMs must be positive, got " + timeoutMs);
+        }
+        this.timeoutMs = timeoutMs;
+        this.localCompatibilityHash = localCompatibilityHash;
+    }
+
+    /**
+     * Fetch a prefill's handshake (TP rank 0), without checking its engine id.
+     *
+     * @param host the prefill's side-channel host ({@code remote_host}).
+     * @param port its port ({@code remote_port}).
+     * @return the handshake, or a future failed with {@link KvTransferException} naming {@code host:port}.
+     */
+    public CompletableFuture<Handshake> fetch(final String host, final int port)
+    {
+        return fetch(host, port, 0, null);
+    }
+
+    /**
+     * Fetch a prefill's handshake.
+     *
+     * @param host the prefill's side-channel host ({@code remote_host}).
+     * @param port its port ({@code remote_port}).
+     * @param tpRank the remote TP rank to ask for.
+     * @param expectedEngineId the {@code remote_engine_id} the metadata must carry, or null for any.
+     * @return the handshake, or a future failed with {@link KvTransferException} naming {@code host:port}.
+     */
+    public CompletableFuture<Handshake> fetch(final String host, final int port, final int tpRank,
+        final String expectedEngineId)
+    {
+        return submit(() ->
+        {
+            final byte[] reply = request(host, port, HandshakeCodec.encodeGetMeta(tpRank));
+            final String where = " from " + host + ":" + port;
+            final byte[][] payload;
+            try
+            {
+                payload = HandshakeCodec.decodePayload(reply);
+            }
+            catch (final KvTransferException ex)
+            {
+                throw new KvTransferException(ex.getMessage() + where, ex);
+            }
+            final String remoteHash = new String(payload[0], StandardCharsets.UTF_8);
+            if (null != localCompatibilityHash && !localCompatibilityHash.equals(remoteHash))
+            {
+                throw new KvTransferException("NIXL compatibility hash mismatch" + where + ". Local: " +
+                    localCompatibilityHash + ", Remote: " + remoteHash + ". Prefill and decode instances have " +
+                    "incompatible configurations (vLLM version, model, dtype, attention backend, ...)");
+            }
+            final NixlAgentMetadata metadata;
+            try
+            {
+                metadata = HandshakeCodec.decodeMetadata(payload[1]);
+            }
+            catch (final KvTransferException ex)
+            {
+                throw new KvTransferException(ex.getMessage() + where, ex);
+            }
+            if (null != expectedEngineId && !expectedEngineId.equals(metadata.engineId()))
+            {
+                throw new KvTransferException("remote NIXL agent engine ID mismatch" + where + ": expected " +
+                    expectedEngineId + ", received " + metadata.engineId());
+            }
+            return new Handshake(remoteHash, metadata);
+        });
+    }
+
+    /**
+     * Deliver a done-notification over the side channel (tapedeck's extension; the {@code noop} plane's path).
+     *
+     * @param host the prefill's side-channel host.
+     * @param port its port.
+     * @param notification e.g. {@code "<remote_request_id>:1"}.
+     * @return done when the server acknowledged it, or failed with {@link KvTransferException}.
+     */
+    public CompletableFuture<Void> notify(final String host, final int port, final String notification)
+    {
+        return submit(() ->
+        {
+            final byte[] reply = request(host, port, HandshakeCodec.encodeNotif(notification));
+            if (!Arrays.equals(SideChannelServer.ACK, reply))
+            {
+                throw new KvTransferException("side channel " + host + ":" + port + " did not acknowledge the " +
+                    "notification (" + reply.length + "-byte reply)");
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Stop the client's thread; requests not yet started fail, a running one ends at its timeout.
+     */
+    @Override
+    public void close()
+    {
+        executor.shutdownNow();
+        context.close();
+    }
+
+    private interface Call<T>
+    {
+        T run();
+    }
+
+    private <T> CompletableFuture<T> submit(final Call<T> call)
+    {
+        final CompletableFuture<T> future = new CompletableFuture<>();
+        try
+        {
+            executor.execute(() ->
+            {
+                try
+                {
+                    future.complete(call.run());
+                }
+                catch (final RuntimeException ex)
+                {
+                    future.completeExceptionally(ex instanceof KvTransferException ? ex :
+                        new KvTransferException("side channel: " + ex.getMessage(), ex));
+                }
+            });
+        }
+        catch (final RejectedExecutionException ex)
+        {
+            future.completeExceptionally(new KvTransferException("side channel client is closed", ex));
+        }
+        return future;
+    }
+
+    private byte[] request(final String host, final int port, final byte[] message)
+    {
+        final String endpoint = "tcp://" + host + ":" + port;
+        final ZMQ.Socket socket = context.createSocket(SocketType.REQ);
+        try
+        {
+            socket.setLinger(0);
+            socket.setReceiveTimeOut(timeoutMs);
+            socket.setSendTimeOut(timeoutMs);
+            socket.connect(endpoint);
+            if (!socket.send(message, 0))
+            {
+                throw new KvTransferException("side channel " + host + ":" + port + ": could not send within " +
+                    timeoutMs + " ms");
+            }
+            final byte[] reply = socket.recv(0);
+            if (null == reply)
+            {
+                throw new KvTransferException("side channel " + host + ":" + port + ": no reply within " +
+                    timeoutMs + " ms (is the prefill's side channel up?)");
+            }
+            return reply;
+        }
+        finally
+        {
+            socket.close();
+        }
+    }
+}
