@@ -5,9 +5,9 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * The content a prefill writes into a block it advertises and a decode checks after the pull ({@code --kv-verify}):
- * 64-bit words derived from a per-block seed, so a lost, torn, stale or misplaced block is caught. The seed comes
- * from the prefill's request id and the block's index in that request, which both sides know from
- * {@code kv_transfer_params}.
+ * 64-bit words derived from a per-block seed, so a lost, torn, stale or misplaced block is caught. The seed of a block
+ * is a chained hash of the prompt's tokens up to the block's end ({@link #promptSeeds}), which both sides know: two
+ * requests that share a cached prefix block write the same bytes into it, as real KV would be.
  * <p>
  * Stateless; thread safe.
  */
@@ -17,6 +17,29 @@ public final class KvBlockPattern
 
     private KvBlockPattern()
     {
+    }
+
+    /**
+     * The seed of every block of a prompt: block {@code i}'s is a chained hash of tokens {@code [0, min((i + 1) *
+     * blockSize, prompt length))}, so equal prefixes give equal seeds.
+     *
+     * @param promptTokenIds the prompt.
+     * @param blockSize tokens per block.
+     * @return one seed per block, {@code ceil(prompt length / blockSize)} of them.
+     */
+    public static long[] promptSeeds(final int[] promptTokenIds, final int blockSize)
+    {
+        final long[] seeds = new long[(promptTokenIds.length + blockSize - 1) / blockSize];
+        long h = 0x6a09e667f3bcc908L;
+        for (int i = 0; i < promptTokenIds.length; i++)
+        {
+            h = (h ^ (promptTokenIds[i] & 0xffffffffL)) * 0x100000001b3L;
+            if ((i + 1) % blockSize == 0 || i + 1 == promptTokenIds.length)
+            {
+                seeds[i / blockSize] = mix(h + GOLDEN * (i + 1));
+            }
+        }
+        return seeds;
     }
 
     /**

@@ -44,6 +44,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private final EngineMetrics metrics;
     private final RequestObserver observer;
     private final Long2ObjectHashMap<Request> heldByTimerId = new Long2ObjectHashMap<>();
+    private final RemoteKvLoads remoteLoads;
     private final Request[] released;
     private final int[] randomTokenIds;
     private final int eosTokenId;
@@ -86,6 +87,8 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.released = new Request[config.maxNumSeqs()];
         this.randomTokenIds = config.randomTokenIds();
         this.eosTokenId = config.eosTokenId();
+        this.remoteLoads = null == config.kvConnector() ? null :
+            new RemoteKvLoads(config.kvConnector(), kv, scheduler.waiting(), clock, metrics, this::finish);
         this.lastStepEndNs = startNs;
     }
 
@@ -191,6 +194,9 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             case WAITING:
                 scheduler.waiting().remove(request);
                 break;
+            case LOADING:
+                remoteLoads.cancel(request);
+                break;
             case HELD:
                 clock.cancel(request.holdTimerId);
                 heldByTimerId.remove(request.holdTimerId);
@@ -217,6 +223,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     public int doWork(final long nowNs)
     {
         int work = 0;
+        if (null != remoteLoads)
+        {
+            remoteLoads.poll(nowNs);
+        }
         if (!stepInFlight)
         {
             startStep(nowNs);
@@ -274,7 +284,8 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
      */
     public long nextDeadlineNs()
     {
-        return clock.earliestDeadlineNs();
+        final long engineNs = clock.earliestDeadlineNs();
+        return null == remoteLoads ? engineNs : Math.min(engineNs, remoteLoads.nextDeadlineNs());
     }
 
     /**
@@ -300,6 +311,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
      */
     public void abortAll(final long nowNs)
     {
+        while (null != remoteLoads && remoteLoads.count() > 0)
+        {
+            abort(remoteLoads.first(), FinishReason.ABORT, nowNs);
+        }
         while (scheduler.runningCount() > 0)
         {
             abort(scheduler.running(0), FinishReason.ABORT, nowNs);
@@ -325,7 +340,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
      */
     public int numWaiting()
     {
-        return scheduler.waiting().size();
+        return scheduler.waiting().size() + (null == remoteLoads ? 0 : remoteLoads.count());
     }
 
     /**
@@ -481,8 +496,24 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 held.holdTimerId = -1;
                 released[releasedCount++] = held;
             }
+            else if (null != remoteLoads)
+            {
+                remoteLoads.onTimer(timerId, now);
+            }
         }
         return true;
+    }
+
+    @Override
+    public int remoteTokens(final Request request, final int localHitTokens)
+    {
+        return null == remoteLoads ? 0 : remoteLoads.remoteTokens(request, localHitTokens);
+    }
+
+    @Override
+    public void onLoadStarted(final Request request, final int fromBlock, final int toBlock, final long nowNs)
+    {
+        remoteLoads.start(request, fromBlock, toBlock, nowNs);
     }
 
     private void startStep(final long startNs)
@@ -575,7 +606,8 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         if (1 == request.numOutputTokens)
         {
             request.firstTokenNs = nowNs;
-            metrics.onFirstToken(nowNs - request.arrivalNs(), request.promptLength(), request.numCachedTokens);
+            metrics.onFirstToken(nowNs - request.arrivalNs(), request.promptLength(), request.numCachedTokens,
+                request.numExternalTokens);
         }
         else
         {
@@ -625,7 +657,11 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         request.state = Request.State.FINISHED;
         request.finishReason = reason;
         request.finishedNs = nowNs;
-        kv.free(request);
+        final boolean keepBlocks = null != remoteLoads && remoteLoads.requestFinished(request, nowNs);
+        if (!keepBlocks && !request.loadInFlight)
+        {
+            kv.free(request);
+        }
         metrics.onFinished(FINISH_LABELS[reason.ordinal()], request);
         if (null != observer)
         {

@@ -47,6 +47,7 @@ public final class EngineConfig
     private LatencyModel latencyModel = new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000);
     private RequestObserver requestObserver;
     private KvEventSink kvEventSink;
+    private KvConnector kvConnector;
     private OutputLengthDistribution outputLengths = OutputLengthDistribution.MOONCAKE_CONVERSATION;
     private int[] randomTokenIds = {0};
     private int eosTokenId;
@@ -252,6 +253,25 @@ public final class EngineConfig
     }
 
     /**
+     * @param value the KV connector of prefill/decode disaggregation ({@code --kv-transfer-config}), or null for none.
+     *     Called on the engine's thread; one connector per engine, like the KV event sink.
+     * @return this.
+     */
+    public EngineConfig kvConnector(final KvConnector value)
+    {
+        kvConnector = value;
+        return this;
+    }
+
+    /**
+     * @return the KV connector, or null.
+     */
+    public KvConnector kvConnector()
+    {
+        return kvConnector;
+    }
+
+    /**
      * @param value where the engine reports KV-cache events (blocks stored, removed, cleared; one batch per step), or
      *     null for none. Called on the engine's thread; one sink per engine.
      * @return this.
@@ -373,7 +393,7 @@ public final class EngineConfig
     /**
      * A copy of every setting, not concluded: how one template becomes the configs of many engines. The request
      * observer and the KV event sink are copied as references, so every copy shares them (a recorder is meant to be
-     * shared; a KV event sink is not, see {@link #kvEventSink(KvEventSink)}).
+     * shared; a KV event sink or connector is not, see {@link #kvEventSink(KvEventSink)}).
      *
      * @return the copy.
      */
@@ -398,6 +418,7 @@ public final class EngineConfig
         copy.eosTokenId = eosTokenId;
         copy.requestObserver = requestObserver;
         copy.kvEventSink = kvEventSink;
+        copy.kvConnector = kvConnector;
         return copy;
     }
 

@@ -109,6 +109,28 @@ final class KvCache
      */
     boolean allocate(final Request request, final int hitBlocks, final int newTokens)
     {
+        if (!allocateBlocks(request, hitBlocks, newTokens))
+        {
+            return false;
+        }
+        cacheFullBlocks(request, request.numComputedTokens + hitBlocks * blockSize + newTokens);
+        return true;
+    }
+
+    /**
+     * Give the request blocks for {@code newTokens} after its first {@code hitBlocks} cached blocks, without caching
+     * them: they are to be filled by a pull from a remote engine, and cached ({@link #cacheFullBlocks}) once it
+     * succeeded, as vLLM caches them.
+     *
+     * @return false when too few blocks are free.
+     */
+    boolean allocateForLoad(final Request request, final int hitBlocks, final int newTokens)
+    {
+        return allocateBlocks(request, hitBlocks, newTokens);
+    }
+
+    private boolean allocateBlocks(final Request request, final int hitBlocks, final int newTokens)
+    {
         final long[] hashes = request.blockHashes;
         int hitsOnFreeBlocks = 0;
         for (int i = 0; i < hitBlocks; i++)
@@ -144,9 +166,19 @@ final class KvCache
         {
             table[request.numBlocks++] = pool.allocate();
         }
+        return true;
+    }
+
+    /**
+     * Cache the request's full prompt blocks up to {@code tokens}, publishing {@code BlockStored} for the new ones.
+     */
+    void cacheFullBlocks(final Request request, final int tokens)
+    {
+        final long[] hashes = request.blockHashes;
+        final int[] table = request.blockTable;
         if (null != hashes)
         {
-            final int full = Math.min(Math.min(tokensAfter / blockSize, hashes.length), request.numBlocks);
+            final int full = Math.min(Math.min(tokens / blockSize, hashes.length), request.numBlocks);
             int runStart = -1;
             for (int i = request.numRegisteredBlocks; i < full; i++)
             {
@@ -167,7 +199,6 @@ final class KvCache
             }
             request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, full);
         }
-        return true;
     }
 
     /** One {@code BlockStored} per run of consecutive blocks the pool cached (a block cached elsewhere breaks it). */

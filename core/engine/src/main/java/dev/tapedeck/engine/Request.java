@@ -19,7 +19,8 @@ public final class Request implements EngineMetrics.RequestTiming
 
     enum State
     {
-        NEW, WAITING, PREFILL, HELD, DECODE, FINISHED
+        /** LOADING: blocks allocated, KV being pulled from a remote engine (vLLM's WAITING_FOR_REMOTE_KVS). */
+        NEW, WAITING, LOADING, PREFILL, HELD, DECODE, FINISHED
     }
 
     private final String requestId;
@@ -40,6 +41,8 @@ public final class Request implements EngineMetrics.RequestTiming
     private int parallelN = 1;
     private String cacheSalt;
     private LoraAdapter lora;
+    private KvTransferParams kvTransferParams;
+    private KvTransferParams kvTransferResult;
 
     // engine-owned state
     State state = State.NEW;
@@ -63,6 +66,13 @@ public final class Request implements EngineMetrics.RequestTiming
     long firstTokenNs;
     long lastTokenNs;
     long finishedNs;
+    /** Prompt tokens pulled from a remote engine (P/D), part of {@link #numCachedTokens}. */
+    int numExternalTokens;
+    /** The KV connector was asked about this request (once, at its first admission, as vLLM asks). */
+    boolean kvConnectorAsked;
+    /** An asynchronous pull is writing into this request's blocks: they are freed only when it ends. */
+    boolean loadInFlight;
+    long loadTimerId = -1;
     FinishReason finishReason;
     SeededRandom random;
 
@@ -547,5 +557,75 @@ public final class Request implements EngineMetrics.RequestTiming
     {
         return "Request{" + requestId + ", prompt=" + promptTokenIds.length + ", state=" + state +
             ", out=" + numOutputTokens + "/" + outputLimit + "}";
+    }
+
+    /**
+     * Set the request's {@code kv_transfer_params} (P/D disaggregation), before it is submitted.
+     *
+     * @param value the params, or null.
+     * @return this.
+     */
+    public Request kvTransferParams(final KvTransferParams value)
+    {
+        kvTransferParams = value;
+        return this;
+    }
+
+    /**
+     * @return the request's {@code kv_transfer_params}, or null.
+     */
+    public KvTransferParams kvTransferParams()
+    {
+        return kvTransferParams;
+    }
+
+    /**
+     * Set what the request returns as {@code kv_transfer_params} when it finishes (the KV connector does, on the
+     * engine's thread, before the sink hears of the finish).
+     *
+     * @param value the params, or null.
+     */
+    public void kvTransferResult(final KvTransferParams value)
+    {
+        kvTransferResult = value;
+    }
+
+    /**
+     * @return the {@code kv_transfer_params} the finished request returns (a prefill's answer for its decode), or
+     *     null.
+     */
+    public KvTransferParams kvTransferResult()
+    {
+        return kvTransferResult;
+    }
+
+    /**
+     * @return prompt tokens whose KV was pulled from a remote engine instead of computed (vLLM's
+     *     {@code num_external_computed_tokens}); included in {@link #numCachedTokens()}.
+     */
+    public int numExternalTokens()
+    {
+        return numExternalTokens;
+    }
+
+    /**
+     * @return blocks in the request's block table.
+     */
+    public int numBlocks()
+    {
+        return numBlocks;
+    }
+
+    /**
+     * @param index 0 to {@link #numBlocks()} minus one.
+     * @return the KV block at that position of the request's block table.
+     */
+    public int blockId(final int index)
+    {
+        if (index < 0 || index >= numBlocks)
+        {
+            throw new IndexOutOfBoundsException("block " + index + " of " + numBlocks);
+        }
+        return blockTable[index];
     }
 }

@@ -190,8 +190,21 @@ final class Scheduler
 
     private boolean admit(final Step step, final Request request, final long nowNs, final Admission admission)
     {
+        if (request.numBlocks > 0)
+        {
+            return admitLoaded(step, request, nowNs, admission);
+        }
         final int hitBlocks = kv.findCachedBlocks(request);
         final int hitTokens = hitBlocks * kv.blockSize();
+        if (!request.kvConnectorAsked && 0 == request.preemptions)
+        {
+            request.kvConnectorAsked = true;
+            final int remoteTokens = admission.remoteTokens(request, hitTokens);
+            if (remoteTokens > 0)
+            {
+                return startLoad(request, hitBlocks, remoteTokens, nowNs, admission);
+            }
+        }
         final int chunk = chunkOf(request.numTokens() - hitTokens);
         if (!kv.allocate(request, hitBlocks, chunk))
         {
@@ -212,6 +225,49 @@ final class Scheduler
             request.scheduledNs = nowNs;
             admission.onAdmitted(request, runningCount);
         }
+        step.addPrefill(request, chunk);
+        budget -= chunk;
+        return true;
+    }
+
+    /**
+     * Park a request whose remote tokens are to be loaded: its blocks are allocated (not cached until the load
+     * succeeds), and it leaves the waiting queue without a running slot or step budget, as vLLM's
+     * {@code WAITING_FOR_REMOTE_KVS}. The connector is asked again if the blocks do not fit yet.
+     */
+    private boolean startLoad(final Request request, final int hitBlocks, final int remoteTokens, final long nowNs,
+        final Admission admission)
+    {
+        if (!kv.allocateForLoad(request, hitBlocks, remoteTokens))
+        {
+            request.kvConnectorAsked = false;
+            return false;
+        }
+        waiting.poll();
+        final int hitTokens = hitBlocks * kv.blockSize();
+        request.numComputedTokens = hitTokens;
+        request.numCachedTokens = hitTokens;
+        request.state = Request.State.LOADING;
+        admission.onPrefixLookup(request, hitTokens);
+        admission.onLoadStarted(request, hitBlocks, request.numBlocks, nowNs);
+        return true;
+    }
+
+    /** A request whose blocks hold tokens loaded from a remote engine (or kept after a failed load) computes the rest.
+     */
+    private boolean admitLoaded(final Step step, final Request request, final long nowNs, final Admission admission)
+    {
+        final int chunk = chunkOf(request.numTokens() - request.numComputedTokens);
+        if (!kv.allocate(request, 0, chunk))
+        {
+            return false;
+        }
+        waiting.poll();
+        running[runningCount++] = request;
+        request.state = Request.State.PREFILL;
+        loras.scheduled(request, nowNs);
+        request.scheduledNs = nowNs;
+        admission.onAdmitted(request, runningCount);
         step.addPrefill(request, chunk);
         budget -= chunk;
         return true;
@@ -313,5 +369,14 @@ final class Scheduler
 
         /** A running request lost its blocks and went back to the waiting queue. */
         void onPreempted(Request request);
+
+        /**
+         * A new request is about to be admitted: how many prompt tokens beyond its local prefix hit a remote engine
+         * computed ({@link KvConnector#remoteTokens}); 0 for none.
+         */
+        int remoteTokens(Request request, int localHitTokens);
+
+        /** A request's blocks {@code [fromBlock, toBlock)} were allocated for tokens to load from a remote engine. */
+        void onLoadStarted(Request request, int fromBlock, int toBlock, long nowNs);
     }
 }

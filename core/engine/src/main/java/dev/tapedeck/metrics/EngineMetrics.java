@@ -37,6 +37,9 @@ public final class EngineMetrics
     long promptTokens;
     long promptTokensLocalCompute;
     long promptTokensLocalCacheHit;
+    long promptTokensExternal;
+    long externalPrefixCacheQueries;
+    long externalPrefixCacheHits;
     long generationTokens;
     long prefixCacheRequests;
     long prefixCacheQueries;
@@ -98,15 +101,30 @@ public final class EngineMetrics
      *
      * @param ttftNs arrival to first token.
      * @param promptTokens prompt length.
-     * @param cachedTokens prompt tokens served from the prefix cache.
+     * @param cachedTokens prompt tokens not computed here: from the prefix cache or pulled from a remote engine.
+     * @param externalTokens of those, the ones pulled from a remote engine (P/D).
      */
-    public void onFirstToken(final long ttftNs, final int promptTokens, final int cachedTokens)
+    public void onFirstToken(final long ttftNs, final int promptTokens, final int cachedTokens,
+        final int externalTokens)
     {
         timeToFirstToken.observe(ttftNs / NS_PER_SECOND);
         this.promptTokens += promptTokens;
-        promptTokensLocalCacheHit += cachedTokens;
+        promptTokensLocalCacheHit += cachedTokens - externalTokens;
+        promptTokensExternal += externalTokens;
         promptTokensLocalCompute += promptTokens - cachedTokens;
         generationTokens++;
+    }
+
+    /**
+     * The KV connector was asked about a new request (vLLM's external prefix cache).
+     *
+     * @param queriedTokens the request's tokens.
+     * @param hitTokens tokens a remote engine holds for it.
+     */
+    public void onExternalPrefixLookup(final int queriedTokens, final int hitTokens)
+    {
+        externalPrefixCacheQueries += queriedTokens;
+        externalPrefixCacheHits += hitTokens;
     }
 
     /**

@@ -21,6 +21,7 @@ public final class PrometheusExposition
     private final List<? extends MetricsSource> engines;
     private final List<Map<String, String>> cacheConfigLabels;
     private LoraRequestsInfo loraRequestsInfo;
+    private List<NixlMetrics> nixlMetrics = List.of();
 
     /**
      * @param modelName the {@code model_name} label (the served model name).
@@ -38,6 +39,23 @@ public final class PrometheusExposition
         this.createdEpochSeconds = createdEpochSeconds;
         this.engines = engines;
         this.cacheConfigLabels = cacheConfigLabels;
+    }
+
+    /**
+     * Expose vLLM's NIXL connector metrics ({@code vllm:nixl_*}), one set per engine in engine order.
+     *
+     * @param value each engine's metrics.
+     * @return this.
+     */
+    public PrometheusExposition nixlMetrics(final List<NixlMetrics> value)
+    {
+        if (value.size() != engines.size())
+        {
+            throw new IllegalArgumentException("one NIXL metrics set per engine: " + value.size() + " for " +
+                engines.size() + " engines");
+        }
+        nixlMetrics = List.copyOf(value);
+        return this;
     }
 
     /**
@@ -67,9 +85,9 @@ public final class PrometheusExposition
         counter(out, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
             Counter.PREFIX_HITS);
         counter(out, "vllm:external_prefix_cache_queries", "External prefix cache queries from KV connector " +
-            "cross-instance cache sharing, in terms of number of queried tokens.", Counter.ZERO);
+            "cross-instance cache sharing, in terms of number of queried tokens.", Counter.EXTERNAL_QUERIES);
         counter(out, "vllm:external_prefix_cache_hits", "External prefix cache hits from KV connector " +
-            "cross-instance cache sharing, in terms of number of cached tokens.", Counter.ZERO);
+            "cross-instance cache sharing, in terms of number of cached tokens.", Counter.EXTERNAL_HITS);
         counter(out, "vllm:mm_cache_queries", "Multi-modal cache queries, in terms of number of queried items.",
             Counter.ZERO);
         counter(out, "vllm:mm_cache_hits", "Multi-modal cache hits, in terms of number of cached items.",
@@ -82,6 +100,10 @@ public final class PrometheusExposition
         counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", Counter.GENERATION);
         requestSuccess(out);
         histograms(out);
+        if (!nixlMetrics.isEmpty())
+        {
+            nixl(out);
+        }
         if (null != loraRequestsInfo)
         {
             loraRequestsInfo.write(out, engines);
@@ -127,7 +149,8 @@ public final class PrometheusExposition
 
     private enum Counter
     {
-        ZERO, PREFIX_QUERIES, PREFIX_HITS, PREEMPTIONS, PROMPT, PROMPT_CACHED, GENERATION
+        ZERO, PREFIX_QUERIES, PREFIX_HITS, EXTERNAL_QUERIES, EXTERNAL_HITS, PREEMPTIONS, PROMPT, PROMPT_CACHED,
+        GENERATION
     }
 
     private enum Hist
@@ -203,12 +226,16 @@ public final class PrometheusExposition
                 return m.prefixCacheQueries;
             case PREFIX_HITS:
                 return m.prefixCacheHits;
+            case EXTERNAL_QUERIES:
+                return m.externalPrefixCacheQueries;
+            case EXTERNAL_HITS:
+                return m.externalPrefixCacheHits;
             case PREEMPTIONS:
                 return m.numPreemptions;
             case PROMPT:
                 return m.promptTokens;
             case PROMPT_CACHED:
-                return m.promptTokensLocalCacheHit;
+                return m.promptTokensLocalCacheHit + m.promptTokensExternal;
             case GENERATION:
                 return m.generationTokens;
             default:
@@ -226,7 +253,7 @@ public final class PrometheusExposition
             final EngineMetrics m = engines.get(e).metrics();
             sample(out, name + "_total", e, "source", "local_compute", m.promptTokensLocalCompute);
             sample(out, name + "_total", e, "source", "local_cache_hit", m.promptTokensLocalCacheHit);
-            sample(out, name + "_total", e, "source", "external_kv_transfer", 0);
+            sample(out, name + "_total", e, "source", "external_kv_transfer", m.promptTokensExternal);
         }
         final String[] sources = {"local_compute", "local_cache_hit", "external_kv_transfer"};
         created(out, name, help, "source", sources);
@@ -253,10 +280,45 @@ public final class PrometheusExposition
 
     private void histogram(final StringBuilder out, final String name, final String help, final Hist which)
     {
+        histogram(out, name, help, e -> histogramOf(engines.get(e).metrics(), which));
+    }
+
+    private void nixl(final StringBuilder out)
+    {
+        histogram(out, "vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
+            e -> nixlMetrics.get(e).xferTimeSeconds);
+        histogram(out, "vllm:nixl_post_time_seconds", "Histogram of transfer post time for NIXL KV Cache transfers.",
+            e -> nixlMetrics.get(e).postTimeSeconds);
+        histogram(out, "vllm:nixl_bytes_transferred", "Histogram of bytes transferred per NIXL KV Cache transfers.",
+            e -> nixlMetrics.get(e).bytesTransferred);
+        histogram(out, "vllm:nixl_num_descriptors", "Histogram of number of descriptors per NIXL  KV Cache " +
+            "transfers.", e -> nixlMetrics.get(e).numDescriptors);
+        nixlCounter(out, "vllm:nixl_num_failed_transfers", "Number of failed NIXL KV Cache transfers.",
+            e -> nixlMetrics.get(e).numFailedTransfers);
+        nixlCounter(out, "vllm:nixl_num_failed_notifications", "Number of failed NIXL KV Cache notifications.",
+            e -> nixlMetrics.get(e).numFailedNotifications);
+        nixlCounter(out, "vllm:nixl_num_kv_expired_reqs", "Number of requests that had their KV expire.",
+            e -> nixlMetrics.get(e).numKvExpiredReqs);
+    }
+
+    private void nixlCounter(final StringBuilder out, final String name, final String help,
+        final java.util.function.IntToLongFunction value)
+    {
+        header(out, name + "_total", help, "counter");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            sample(out, name + "_total", e, null, null, value.applyAsLong(e));
+        }
+        created(out, name, help, null, null);
+    }
+
+    private void histogram(final StringBuilder out, final String name, final String help,
+        final java.util.function.IntFunction<Histogram> perEngine)
+    {
         header(out, name, help, "histogram");
         for (int e = 0; e < engines.size(); e++)
         {
-            final Histogram h = histogramOf(engines.get(e).metrics(), which);
+            final Histogram h = perEngine.apply(e);
             final double[] bounds = h.upperBounds();
             long cumulative = 0;
             for (int b = 0; b <= bounds.length; b++)

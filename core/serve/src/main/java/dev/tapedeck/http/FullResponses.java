@@ -29,8 +29,8 @@ final class FullResponses
     private static final byte[] USAGE_OPEN = JsonBytes.ascii(
         "],\"service_tier\":null,\"system_fingerprint\":null,\"usage\":");
     private static final byte[] CHAT_TAIL = JsonBytes.ascii(
-        ",\"prompt_logprobs\":null,\"prompt_token_ids\":null,\"kv_transfer_params\":null}");
-    private static final byte[] COMPLETION_TAIL = JsonBytes.ascii(",\"kv_transfer_params\":null}");
+        ",\"prompt_logprobs\":null,\"prompt_token_ids\":null,\"kv_transfer_params\":");
+    private static final byte[] COMPLETION_TAIL = JsonBytes.ascii(",\"kv_transfer_params\":");
     private static final byte[] USAGE_NO_DETAILS_TAIL = JsonBytes.ascii(",\"prompt_tokens_details\":null}");
 
     private FullResponses()
@@ -75,5 +75,15 @@ final class FullResponses
             out.writeBytes(USAGE_NO_DETAILS_TAIL);
         }
         out.writeBytes(stream.chat ? CHAT_TAIL : COMPLETION_TAIL);
+        final dev.tapedeck.engine.KvTransferParams kvTransferResult = stream.choices[0].request.kvTransferResult();
+        if (null == kvTransferResult)
+        {
+            out.writeCharSequence("null", java.nio.charset.StandardCharsets.US_ASCII);
+        }
+        else
+        {
+            kvTransferResult.writeJson(out);
+        }
+        out.writeByte('}');
     }
 }

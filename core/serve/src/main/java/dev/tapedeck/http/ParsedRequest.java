@@ -41,4 +41,6 @@ final class ParsedRequest
     /** The model name responses report: the LoRA adapter's when the request names one, else null (the base's). */
     String responseModel;
     boolean echo;
+    /** {@code kv_transfer_params} (P/D disaggregation), or null. */
+    dev.tapedeck.engine.KvTransferParams kvTransferParams;
 }

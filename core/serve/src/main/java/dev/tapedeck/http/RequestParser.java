@@ -106,9 +106,33 @@ final class RequestParser
             request.seeded = true;
             request.seed = seed.asLong();
         }
+        request.kvTransferParams = kvTransferParams(root);
         rejectUnsupported(root);
         checkRanges(request, requestedMax);
         return request;
+    }
+
+    /** vLLM's {@code kv_transfer_params: dict[str, Any] | None}: an object, read as its NixlConnector reads it. */
+    private dev.tapedeck.engine.KvTransferParams kvTransferParams(final JsonNode root)
+    {
+        final JsonNode node = root.get("kv_transfer_params");
+        if (null == node || node.isNull())
+        {
+            return null;
+        }
+        if (!node.isObject())
+        {
+            throw ApiException.validation(typeError("dict_type", "kv_transfer_params", "Input should be a valid " +
+                "dictionary"), "body.kv_transfer_params");
+        }
+        try
+        {
+            return dev.tapedeck.engine.KvTransferParams.fromMap(mapper.convertValue(node, java.util.Map.class));
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw ApiException.badRequest(ex.getMessage(), "kv_transfer_params");
+        }
     }
 
     private static void streamOptions(final JsonNode root, final ParsedRequest request)
