@@ -67,6 +67,12 @@ public interface KvDataPlane extends AutoCloseable
     CompletableFuture<Void> notify(KvPeer peer, byte[] notification);
 
     /**
+     * @param listener run on the plane's thread after each notification is queued, so its consumer can be woken to
+     *     {@link #drainNotifications} (a plane that receives none may ignore it).
+     */
+    void notificationListener(Runnable listener);
+
+    /**
      * Hand over the notifications received since the last call (NIXL's {@code getNotifs}), oldest first.
      *
      * @param sink takes each notification, decoded as UTF-8.

@@ -63,6 +63,12 @@ public final class NoopDataPlane implements KvDataPlane
     }
 
     @Override
+    public void notificationListener(final Runnable listener)
+    {
+        // notifications of the noop plane travel over the side channel
+    }
+
+    @Override
     public int drainNotifications(final Consumer<String> sink)
     {
         return 0;

@@ -59,6 +59,7 @@ public final class TcpDataPlane implements KvDataPlane
     private final byte[] agentMetadata;
     private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<String> notifications = new ConcurrentLinkedQueue<>();
+    private volatile Runnable notificationListener = () -> { };
     private final ConcurrentHashMap<Long, InetSocketAddress> peers = new ConcurrentHashMap<>();
     private final AtomicLong nextPeerHandle = new AtomicLong(1);
     private final AgentRunner runner;
@@ -222,6 +223,18 @@ public final class TcpDataPlane implements KvDataPlane
     public CompletableFuture<Void> notify(final KvPeer peer, final byte[] notification)
     {
         return read(peer, new int[0], new int[0], notification).thenApply(result -> null);
+    }
+
+    @Override
+    public void notificationListener(final Runnable listener)
+    {
+        notificationListener = listener;
+    }
+
+    private void onNotification(final String notification)
+    {
+        notifications.add(notification);
+        notificationListener.run();
     }
 
     @Override
@@ -431,7 +444,7 @@ public final class TcpDataPlane implements KvDataPlane
             {
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                inbound.add(new TcpServeConnection(channel, selector, pool, notifications::add, inbound::remove,
+                inbound.add(new TcpServeConnection(channel, selector, pool, this::onNotification, inbound::remove,
                     settings.engineId()));
             }
             catch (final IOException ex)

@@ -60,8 +60,8 @@ final class EngineOptions
     double gpuMemoryUtilization;
 
     @CommandLine.Option(names = "--kv-bytes-per-token", paramLabel = "BYTES",
-        description = "KV bytes of one token over all layers, for --gpu-memory-gb (default: the model's " +
-            "2 x layers x kv_heads x head_dim x 2).")
+        description = "KV bytes of one token over all layers, for --gpu-memory-gb and the KV a P/D transfer moves " +
+            "(default: the model's 2 x layers x kv_heads x head_dim x 2).")
     Long kvBytesPerToken;
 
     @CommandLine.Option(names = "--model-weights-gb", paramLabel = "GB",
@@ -116,9 +116,9 @@ final class EngineOptions
     {
         if (null == gpuMemoryGb)
         {
-            if (null != kvBytesPerToken || null != modelWeightsGb)
+            if (null != modelWeightsGb)
             {
-                throw new IllegalArgumentException("--kv-bytes-per-token and --model-weights-gb need --gpu-memory-gb");
+                throw new IllegalArgumentException("--model-weights-gb needs --gpu-memory-gb");
             }
             return null == kvCacheBlocks ? EngineConfig.DEFAULT_KV_CACHE_BLOCKS : kvCacheBlocks;
         }

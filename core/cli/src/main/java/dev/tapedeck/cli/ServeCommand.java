@@ -139,6 +139,9 @@ public final class ServeCommand implements Callable<Integer>
     @CommandLine.Mixin
     CaptureOptions capture = new CaptureOptions();
 
+    @CommandLine.Mixin
+    KvTransferOptions kvTransfer = new KvTransferOptions();
+
     static boolean isServing()
     {
         return serving;
@@ -178,6 +181,7 @@ public final class ServeCommand implements Callable<Integer>
             .tokenizerFile(engine.tokenizerFile)
             .kvEvents(kvEvents.enabled ? kvEvents.settings(VllmLine.of(vllmVersion), "", 0) : null)
             .llmdKvEventsTopic(!kvEvents.hasTopic())
+            .kvTransfer(kvTransfer.settings(modelName, engine.kvBytesPerToken))
             .capture(capture.settings());
     }
 

@@ -114,6 +114,8 @@ public final class NixlConnector implements KvConnector, AutoCloseable
     public void wakeUpWith(final Runnable value)
     {
         wakeUp = value;
+        plane.notificationListener(value);
+        endpoint.sideChannelNotificationListener(value);
     }
 
     /**

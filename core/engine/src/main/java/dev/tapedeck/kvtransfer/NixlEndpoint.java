@@ -138,6 +138,14 @@ public final class NixlEndpoint implements AutoCloseable
         return server.drainNotifications(sink);
     }
 
+    /**
+     * @param listener run on the side channel's thread after each notification it queues.
+     */
+    public void sideChannelNotificationListener(final Runnable listener)
+    {
+        server.notificationListener(listener);
+    }
+
     @Override
     public void close()
     {

@@ -10,9 +10,11 @@ import io.netty.channel.EventLoop;
 
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.kvtransfer.NixlConnector;
 import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.lora.LoraTable;
 import dev.tapedeck.metrics.LoraRequestsInfo;
+import dev.tapedeck.metrics.NixlMetrics;
 import dev.tapedeck.metrics.PrometheusExposition;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -62,11 +64,26 @@ final class Instance
             engines.add(engine);
             labels.add(cacheConfigLabels(rankConfigs.get(r)));
         }
+        final List<NixlMetrics> nixlMetrics = new ArrayList<>(ranks.length);
+        for (int r = 0; r < ranks.length; r++)
+        {
+            if (rankConfigs.get(r).kvConnector() instanceof NixlConnector)
+            {
+                final NixlConnector connector = (NixlConnector)rankConfigs.get(r).kvConnector();
+                final Runnable kick = ranks[r]::kick;
+                connector.wakeUpWith(() -> loop.execute(kick));
+                nixlMetrics.add(connector.metrics());
+            }
+        }
         this.idRandom = new SeededRandom(SeededRandom.mix(rankConfigs.get(0).seed(), 0x1d5L));
         final double startEpochSeconds = options.epochClock().nanoTime() / 1e9;
         this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds, engines,
             labels);
         this.loras = new LoraTable(options.lora().modules());
+        if (nixlMetrics.size() == ranks.length)
+        {
+            exposition.nixlMetrics(nixlMetrics);
+        }
         if (options.lora().enabled())
         {
             exposition.loraRequestsInfo(new LoraRequestsInfo(rankConfigs.get(0).maxLoras(), startEpochSeconds,

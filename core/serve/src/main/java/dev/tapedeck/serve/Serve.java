@@ -14,6 +14,7 @@ import dev.tapedeck.face.FaceResources;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
+import dev.tapedeck.kvtransfer.NixlConnector;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -91,6 +92,13 @@ public final class Serve implements AutoCloseable
                             context.nanoClock(), context.epochClock());
                         config.kvEventSink(stager);
                         stagers.add(stager);
+                    }
+                    if (null != context.kvTransfer())
+                    {
+                        final NixlConnector connector = NixlConnector.start(context.kvTransfer(), i * ranks + r,
+                            config.kvCacheBlocks(), config.blockSize(), context.vllmVersion(), context.model());
+                        resources.kvConnector(connector);
+                        config.kvConnector(connector);
                     }
                     instanceRanks.add(config.conclude());
                     configs.add(config);

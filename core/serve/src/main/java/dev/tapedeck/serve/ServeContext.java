@@ -60,6 +60,7 @@ public final class ServeContext
     private Tokenizer tokenizer;
     private Path tokenizerFile;
     private KvEventsSettings kvEvents;
+    private dev.tapedeck.kvtransfer.KvTransferSettings kvTransfer;
     private boolean llmdKvEventsTopic = true;
     private CaptureSettings capture = CaptureSettings.OFF;
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
@@ -97,6 +98,11 @@ public final class ServeContext
         {
             throw new IllegalArgumentException("an engine template's KV event sink serves one engine only; with " +
                 "several engines, or with kvEvents settings, leave it unset");
+        }
+        if (null != kvTransfer && null != engine.kvConnector())
+        {
+            throw new IllegalArgumentException("give kvTransfer settings or an engine template's KV connector, " +
+                "not both");
         }
         if (shutdownTimeoutNs < 0)
         {
@@ -487,6 +493,26 @@ public final class ServeContext
     public KvEventsSettings kvEvents()
     {
         return kvEvents;
+    }
+
+    /**
+     * @param value prefill/decode disaggregation ({@code --kv-transfer-config} and the data-plane flags): every engine
+     *     gets a NIXL connector with its own data plane and side channel (rank r on the side-channel port plus r);
+     *     null for none (default null).
+     * @return this.
+     */
+    public ServeContext kvTransfer(final dev.tapedeck.kvtransfer.KvTransferSettings value)
+    {
+        kvTransfer = value;
+        return this;
+    }
+
+    /**
+     * @return the KV transfer settings, or null.
+     */
+    public dev.tapedeck.kvtransfer.KvTransferSettings kvTransfer()
+    {
+        return kvTransfer;
     }
 
     /**

@@ -46,6 +46,7 @@ public final class SideChannelServer implements AutoCloseable
     private final AgentRunner runner;
     private final int port;
     private final String host;
+    private volatile Runnable notificationListener = () -> { };
 
     /**
      * Bind and start answering.
@@ -120,6 +121,14 @@ public final class SideChannelServer implements AutoCloseable
     public String host()
     {
         return host;
+    }
+
+    /**
+     * @param listener run on the server's thread after each notification is queued (a consumer's wake-up).
+     */
+    public void notificationListener(final Runnable listener)
+    {
+        notificationListener = listener;
     }
 
     /**
@@ -231,6 +240,7 @@ public final class SideChannelServer implements AutoCloseable
             if (HandshakeCodec.TAPEDECK_NOTIF.equals(request.tag()) && null != request.notification())
             {
                 notifications.add(request.notification());
+                notificationListener.run();
                 return ACK.clone();
             }
             if (!HandshakeCodec.GET_META_MSG.equals(request.tag()))
