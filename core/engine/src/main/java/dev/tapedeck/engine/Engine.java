@@ -225,7 +225,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         int work = 0;
         if (null != remoteLoads)
         {
-            remoteLoads.poll(nowNs);
+            work += remoteLoads.poll(nowNs);
         }
         if (!stepInFlight)
         {

@@ -35,6 +35,7 @@ final class RemoteKvLoads implements KvConnector.Completions
     private Request[] loading = new Request[16];
     private int loadingCount;
     private long nowNs;
+    private int events;
 
     RemoteKvLoads(final KvConnector connector, final KvCache kv, final WaitingQueue waiting,
         final DeadlineTimers clock, final EngineMetrics metrics, final Finisher finisher)
@@ -107,10 +108,13 @@ final class RemoteKvLoads implements KvConnector.Completions
         }
     }
 
-    void poll(final long pollNs)
+    /** @return loads ended and blocks released (work, so that the driver ends the batch and writes outcomes). */
+    int poll(final long pollNs)
     {
         nowNs = pollNs;
+        events = 0;
         connector.poll(this, pollNs);
+        return events;
     }
 
     long nextDeadlineNs()
@@ -126,6 +130,7 @@ final class RemoteKvLoads implements KvConnector.Completions
     @Override
     public void onLoaded(final Request request)
     {
+        events++;
         if (ended(request))
         {
             return;
@@ -145,6 +150,7 @@ final class RemoteKvLoads implements KvConnector.Completions
     @Override
     public void onLoadFailed(final Request request, final boolean recompute)
     {
+        events++;
         if (ended(request))
         {
             return;
@@ -162,6 +168,7 @@ final class RemoteKvLoads implements KvConnector.Completions
     @Override
     public void onReleased(final Request request)
     {
+        events++;
         kv.free(request);
     }
 

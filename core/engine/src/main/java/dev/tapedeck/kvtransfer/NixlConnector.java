@@ -279,7 +279,7 @@ public final class NixlConnector implements KvConnector, AutoCloseable
             return false;
         }
         final Pull pull = pulls.remove(request);
-        if (null != pull && !pull.readPosted && !pull.notified)
+        if (null != pull && !pull.readPosted && !pull.notified && !pull.failed)
         {
             // aborted (or failed) before its read: the notification still frees the prefill's blocks
             notifyBySideChannel(pull);
@@ -367,6 +367,7 @@ public final class NixlConnector implements KvConnector, AutoCloseable
                 return;
             }
             metrics.onFailedTransfer();
+            pull.failed = true;
             LOG.log(System.Logger.Level.WARNING, "KV transfer for request {0} from engine {1} failed ({2}); {3}",
                 pull.request.requestId(), pull.params.remoteEngineId(), outcome.error.getMessage(),
                 settings.recomputeOnFailure() ? "recomputing it" : "failing it (kv_load_failure_policy=fail)");
@@ -461,6 +462,7 @@ public final class NixlConnector implements KvConnector, AutoCloseable
         final long tokens;
         volatile boolean readPosted;
         boolean notified;
+        boolean failed;
 
         Pull(final Request request, final KvTransferParams params, final int blocks, final long tokens)
         {

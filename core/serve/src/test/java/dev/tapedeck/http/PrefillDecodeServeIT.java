@@ -1,0 +1,225 @@
+package dev.tapedeck.http;
+
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import dev.tapedeck.kvtransfer.KvTransferSettings;
+import dev.tapedeck.serve.ServeContext;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Prefill/decode disaggregation between two {@code serve} servers over real HTTP, side channel and data plane, as
+ * vLLM's disaggregation proxy drives them: the prefill answers a {@code do_remote_decode} request ({@code max_tokens}
+ * 1) with vLLM's {@code kv_transfer_params} and keeps its blocks; the decode pulls them (real bytes on {@code tcp},
+ * a modelled time on {@code noop}), reports the pulled tokens as external, and its notification frees the prefill's
+ * blocks. The faults: params missing a field, a side channel nobody answers, an unknown engine id, a compatibility
+ * hash mismatch, blocks that expire before the pull.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class PrefillDecodeServeIT
+{
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String LABELS = "{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"}";
+    private static final String PROMPT = "a prompt long enough to fill a few KV blocks of sixteen tokens each ".repeat(4);
+
+    private static KvTransferSettings settings(final String engineId, final String plane,
+        final KvTransferSettings.ModelShape shape, final long abortTimeoutNs, final boolean recompute)
+    {
+        return new KvTransferSettings("kv_both", engineId, "127.0.0.1", 0, plane, shape, 4096, 0, 64L << 20, true,
+            recompute, true, abortTimeoutNs, 2_000, 1_000_000, 25e9, 0);
+    }
+
+    private static TestServer server(final KvTransferSettings settings) throws Exception
+    {
+        final ServeContext context = TestServer.context().servedModelNames(List.of(TestServer.MODEL))
+            .enablePromptTokensDetails(true).shutdownTimeoutNs(0).kvTransfer(settings);
+        return new TestServer(context, c -> c.kvCacheBlocks(512));
+    }
+
+    private static JsonNode prefill(final TestServer prefill) throws Exception
+    {
+        final HttpResponse<String> response = prefill.post("/v1/completions", "{\"prompt\":\"" + PROMPT +
+            "\",\"max_tokens\":1,\"kv_transfer_params\":{\"do_remote_decode\":true,\"do_remote_prefill\":false," +
+            "\"remote_engine_id\":null,\"remote_block_ids\":null,\"remote_host\":null,\"remote_port\":null}}");
+        assertEquals(200, response.statusCode(), response.body());
+        return JSON.readTree(response.body());
+    }
+
+    private static JsonNode decode(final TestServer decode, final JsonNode params) throws Exception
+    {
+        final HttpResponse<String> response = decode.post("/v1/completions", "{\"prompt\":\"" + PROMPT +
+            "\",\"max_tokens\":4,\"kv_transfer_params\":" + JSON.writeValueAsString(params) + "}");
+        assertEquals(200, response.statusCode(), response.body());
+        return JSON.readTree(response.body());
+    }
+
+    private static void awaitMetric(final TestServer server, final String name, final double expected)
+        throws Exception
+    {
+        double value = Double.NaN;
+        for (int i = 0; i < 500; i++)
+        {
+            value = server.metric(name + LABELS);
+            if (expected == value)
+            {
+                return;
+            }
+            Thread.sleep(10);
+        }
+        assertEquals(expected, value, name);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"noop", "tcp"})
+    void theDecodePullsThePrefillsBlocksAndItsNotificationFreesThem(final String plane) throws Exception
+    {
+        final KvTransferSettings.ModelShape shape = KvTransferSettings.DEFAULT_SHAPE;
+        // 4096 KV bytes per token (--kv-bytes-per-token) whatever the shape
+        try (TestServer prefill = server(settings("prefill-a", plane, shape, 480_000_000_000L, false));
+            TestServer decode = server(settings("decode-a", plane, shape, 480_000_000_000L, false)))
+        {
+            final JsonNode first = prefill(prefill);
+            final JsonNode params = first.get("kv_transfer_params");
+            final int promptTokens = first.at("/usage/prompt_tokens").asInt();
+            final int blocks = (promptTokens + 15) / 16;
+            assertEquals("length", first.at("/choices/0/finish_reason").asText());
+            assertEquals(List.of("do_remote_prefill", "do_remote_decode", "remote_block_ids", "remote_engine_id",
+                "remote_request_id", "remote_host", "remote_port", "tp_size"), fieldNames(params), "vLLM's keys");
+            assertTrue(params.get("do_remote_prefill").asBoolean());
+            assertFalse(params.get("do_remote_decode").asBoolean());
+            assertEquals(blocks, params.get("remote_block_ids").size());
+            assertTrue(params.get("remote_block_ids").get(0).isInt());
+            assertEquals("prefill-a", params.get("remote_engine_id").asText());
+            assertEquals(first.get("id").asText() + "-0", params.get("remote_request_id").asText());
+            assertEquals("127.0.0.1", params.get("remote_host").asText());
+            assertTrue(params.get("remote_port").isInt() && params.get("remote_port").asInt() > 0);
+            assertEquals(1, params.get("tp_size").asInt());
+            assertEquals(blocks / 512.0, prefill.metric("vllm:kv_cache_usage_perc" + LABELS), 1e-9, "kept");
+
+            final JsonNode second = decode(decode, params);
+            assertEquals(4, second.at("/usage/completion_tokens").asInt());
+            assertEquals(promptTokens - 1, second.at("/usage/prompt_tokens_details/cached_tokens").asInt(),
+                "vLLM counts the pulled tokens as cached");
+            assertTrue(second.get("kv_transfer_params").isNull());
+            assertEquals(promptTokens - 1, decode.metric("vllm:prompt_tokens_by_source_total{engine=\"0\"," +
+                "model_name=\"Qwen/Qwen3-8B\",source=\"external_kv_transfer\"}"));
+            assertEquals(1.0, decode.metric("vllm:prompt_tokens_by_source_total{engine=\"0\"," +
+                "model_name=\"Qwen/Qwen3-8B\",source=\"local_compute\"}"));
+            assertEquals(1.0, decode.metric("vllm:nixl_xfer_time_seconds_count" + LABELS));
+            assertEquals(blocks, decode.metric("vllm:nixl_num_descriptors_sum" + LABELS));
+            final double bytes = decode.metric("vllm:nixl_bytes_transferred_sum" + LABELS);
+            if ("tcp".equals(plane))
+            {
+                assertTrue(bytes >= blocks * 8.0 && bytes % blocks == 0, "real bytes, whole blocks: " + bytes);
+            }
+            else
+            {
+                assertEquals(promptTokens * 4096.0, bytes, "the modelled bytes: every prompt token's KV");
+            }
+            assertEquals(0.0, decode.metric("vllm:nixl_num_failed_transfers_total" + LABELS));
+            awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
+            assertEquals(0.0, prefill.metric("vllm:nixl_num_kv_expired_reqs_total" + LABELS));
+        }
+    }
+
+    private static List<String> fieldNames(final JsonNode node)
+    {
+        final List<String> names = new java.util.ArrayList<>();
+        node.fieldNames().forEachRemaining(names::add);
+        return names;
+    }
+
+    @Test
+    void paramsMissingAFieldAreIgnoredAndThePromptIsComputedLocally() throws Exception
+    {
+        try (TestServer decode = server(settings("decode-b", "noop", KvTransferSettings.DEFAULT_SHAPE,
+            480_000_000_000L, false)))
+        {
+            final ObjectNode params = JSON.createObjectNode().put("do_remote_prefill", true)
+                .put("remote_engine_id", "somebody");
+            final JsonNode answer = decode(decode, params);
+            assertEquals(0, answer.at("/usage/prompt_tokens_details/cached_tokens").asInt());
+            assertEquals(0.0, decode.metric("vllm:nixl_xfer_time_seconds_count" + LABELS));
+            assertEquals(0.0, decode.metric("vllm:prompt_tokens_by_source_total{engine=\"0\"," +
+                "model_name=\"Qwen/Qwen3-8B\",source=\"external_kv_transfer\"}"));
+        }
+    }
+
+    @Test
+    void aPullFromASideChannelNobodyAnswersFailsOrRecomputesAsThePolicySays() throws Exception
+    {
+        final int deadPort;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0))
+        {
+            deadPort = socket.getLocalPort();
+        }
+        final ObjectNode params = JSON.createObjectNode().put("do_remote_prefill", true)
+            .put("do_remote_decode", false).put("remote_engine_id", "gone").put("remote_request_id", "gone-1")
+            .put("remote_host", "127.0.0.1").put("remote_port", deadPort).put("tp_size", 1);
+        params.putArray("remote_block_ids").add(1).add(2).add(3).add(4).add(5).add(6).add(7).add(8).add(9).add(10)
+            .add(11).add(12).add(13).add(14).add(15).add(16).add(17);
+        try (TestServer failing = server(settings("decode-c", "noop", KvTransferSettings.DEFAULT_SHAPE,
+            480_000_000_000L, false));
+            TestServer recomputing = server(settings("decode-d", "noop", KvTransferSettings.DEFAULT_SHAPE,
+                480_000_000_000L, true)))
+        {
+            final HttpResponse<String> failed = failing.post("/v1/completions", "{\"prompt\":\"" + PROMPT +
+                "\",\"max_tokens\":4,\"kv_transfer_params\":" + JSON.writeValueAsString(params) + "}");
+            assertEquals(200, failed.statusCode(), failed.body());
+            assertEquals("error", JSON.readTree(failed.body()).at("/choices/0/finish_reason").asText(),
+                "kv_load_failure_policy=fail: the request fails");
+            assertEquals(1.0, failing.metric("vllm:nixl_num_failed_transfers_total" + LABELS));
+
+            final JsonNode recomputed = decode(recomputing, params);
+            assertEquals(4, recomputed.at("/usage/completion_tokens").asInt(), "recompute: answered in full");
+            assertEquals(0, recomputed.at("/usage/prompt_tokens_details/cached_tokens").asInt());
+            assertEquals(1.0, recomputing.metric("vllm:nixl_num_failed_transfers_total" + LABELS));
+        }
+    }
+
+    @Test
+    void anUnknownEngineIdOrAnotherModelShapeFailsTheHandshake() throws Exception
+    {
+        final KvTransferSettings.ModelShape other = new KvTransferSettings.ModelShape(32, 8, 128, 2);
+        try (TestServer prefill = server(settings("prefill-e", "noop", KvTransferSettings.DEFAULT_SHAPE,
+            480_000_000_000L, false));
+            TestServer decode = server(settings("decode-e", "noop", KvTransferSettings.DEFAULT_SHAPE,
+                480_000_000_000L, true));
+            TestServer otherModel = server(settings("decode-f", "noop", other, 480_000_000_000L, true)))
+        {
+            final ObjectNode renamed = (ObjectNode)prefill(prefill).get("kv_transfer_params");
+            renamed.put("remote_engine_id", "not-the-prefill");
+            decode(decode, renamed);
+            assertEquals(1.0, decode.metric("vllm:nixl_num_failed_transfers_total" + LABELS), "unknown engine id");
+
+            decode(otherModel, prefill(prefill).get("kv_transfer_params"));
+            assertEquals(1.0, otherModel.metric("vllm:nixl_num_failed_transfers_total" + LABELS),
+                "compatibility hash mismatch");
+        }
+    }
+
+    @Test
+    void blocksNoDecodeReadsExpireAndAreCounted() throws Exception
+    {
+        try (TestServer prefill = server(settings("prefill-g", "noop", KvTransferSettings.DEFAULT_SHAPE,
+            200_000_000L, false)))
+        {
+            prefill(prefill);
+            assertTrue(prefill.metric("vllm:kv_cache_usage_perc" + LABELS) > 0, "kept for a decode");
+            awaitMetric(prefill, "vllm:nixl_num_kv_expired_reqs_total", 1.0);
+            awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
+        }
+    }
+}
