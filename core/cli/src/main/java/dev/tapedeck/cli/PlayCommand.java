@@ -55,8 +55,8 @@ public final class PlayCommand implements Callable<Integer>
     long shutdownTimeoutNs;
 
     @CommandLine.Option(names = "--model", paramLabel = "NAME",
-        description = "The model the engine stands for; only sizes the KV cache under --gpu-memory-gb (the frontend " +
-            "names the served model).")
+        description = "The model the engine stands for: sizes the KV cache under --gpu-memory-gb and names the " +
+            "model in the P/D handshake hash (the frontend names the served model).")
     String model;
 
     @CommandLine.Mixin
@@ -67,6 +67,9 @@ public final class PlayCommand implements Callable<Integer>
 
     @CommandLine.Mixin
     CaptureOptions capture = new CaptureOptions();
+
+    @CommandLine.Mixin
+    KvTransferOptions kvTransfer = new KvTransferOptions();
 
     /**
      * @return the settings the flags describe.
@@ -85,6 +88,7 @@ public final class PlayCommand implements Callable<Integer>
             .engine(engine.template())
             .tokenizerFile(engine.tokenizerFile)
             .kvEvents(kvEvents.enabled ? kvEvents.settings(line, "", 0) : null)
+            .kvTransfer(kvTransfer.settings(model, engine.kvBytesPerToken), null == model ? "tapedeck-play" : model)
             .capture(capture.settings());
     }
 

@@ -19,6 +19,7 @@ import org.zeromq.ZMsg;
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.FinishReason;
+import dev.tapedeck.engine.KvTransferParams;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.SubmitResult;
 import dev.tapedeck.lora.LoraTable;
@@ -28,6 +29,7 @@ import dev.tapedeck.protocol.enginecore.Handshake;
 import dev.tapedeck.protocol.enginecore.RequestType;
 import dev.tapedeck.protocol.enginecore.UtilityCall;
 import dev.tapedeck.protocol.msgpack.MsgPackReader;
+import dev.tapedeck.protocol.msgpack.MsgPackValues;
 import dev.tapedeck.protocol.msgpack.MsgPackWriter;
 
 /**
@@ -331,6 +333,31 @@ public final class EngineCoreAgent implements Agent
         submit(requestId, nowNs);
     }
 
+    /** The request's {@code kv_transfer_params} as vLLM's NixlConnector reads them; malformed ones are ignored. */
+    private KvTransferParams kvTransferParams(final String requestId)
+    {
+        final byte[] raw = add.kvTransferParams();
+        if (null == raw)
+        {
+            return null;
+        }
+        try
+        {
+            final Object value = MsgPackValues.decode(raw);
+            if (value instanceof java.util.Map)
+            {
+                return KvTransferParams.fromMap((java.util.Map<?, ?>)value);
+            }
+            LOG.log(System.Logger.Level.WARNING, "request {0}: kv_transfer_params is not a map; ignored", requestId);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            LOG.log(System.Logger.Level.WARNING, "request {0}: kv_transfer_params ignored: {1}", requestId,
+                ex.getMessage());
+        }
+        return null;
+    }
+
     private void submit(final String requestId, final long nowNs)
     {
         final int[] prompt = add.promptTokenIds();
@@ -354,7 +381,8 @@ public final class EngineCoreAgent implements Agent
         {
             request.eosTokenId(add.eosTokenId);
         }
-        final PlayRequest p = new PlayRequest(request, add.clientIndex, add.kvTransferParams());
+        request.kvTransferParams(kvTransferParams(requestId));
+        final PlayRequest p = new PlayRequest(request, add.clientIndex);
         request.attachment(p);
         final SubmitResult result = engine.submit(request, nowNs);
         if (SubmitResult.ACCEPTED != result)
@@ -375,7 +403,7 @@ public final class EngineCoreAgent implements Agent
         final long nowNs)
     {
         final Request request = new Request(requestId, new int[] {0}).arrivalNs(nowNs);
-        final PlayRequest p = new PlayRequest(request, clientIndex, null);
+        final PlayRequest p = new PlayRequest(request, clientIndex);
         request.attachment(p);
         request.refuse(reason, nowNs);
         batcher.onFinished(request);

@@ -171,8 +171,9 @@ final class OutputBatcher implements OutputSink
             final boolean reportCached = !p.cachedReported && p.batchTokenCount > 0;
             p.cachedReported |= reportCached;
             encoder.output(p.idUtf8, p.batchTokens, 0, p.batchTokenCount, wireFinishReason(r), stopReason(r),
-                r.isFinished() ? p.kvTransferParams : null, r.promptLength(),
-                reportCached ? r.numCachedTokens() : EngineCoreOutputsEncoder.NONE);
+                r.isFinished() && null != r.kvTransferResult() ? r.kvTransferResult().toMsgPack() : null,
+                r.promptLength(), reportCached ? r.numCachedTokens() : EngineCoreOutputsEncoder.NONE,
+                r.numExternalTokens());
             p.batchTokenCount = 0;
             p.touched = false;
         }

@@ -14,19 +14,17 @@ final class PlayRequest
     final Request request;
     final byte[] idUtf8;
     final int clientIndex;
-    final byte[] kvTransferParams;
     int[] batchTokens = new int[4];
     int batchTokenCount;
     boolean touched;
     boolean cachedReported;
     boolean abortedByFrontend;
 
-    PlayRequest(final Request request, final int clientIndex, final byte[] kvTransferParams)
+    PlayRequest(final Request request, final int clientIndex)
     {
         this.request = request;
         this.idUtf8 = request.requestId().getBytes(StandardCharsets.UTF_8);
         this.clientIndex = clientIndex;
-        this.kvTransferParams = kvTransferParams;
     }
 
     void addToken(final int tokenId)

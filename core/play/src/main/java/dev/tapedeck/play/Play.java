@@ -15,6 +15,7 @@ import dev.tapedeck.face.FaceResources;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
+import dev.tapedeck.kvtransfer.NixlConnector;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -83,6 +84,14 @@ public final class Play implements AutoCloseable
                         context.epochClock());
                     resources.publishers().add(kvSettings.forReplica(i).dataParallelRank(i), stager);
                     config.kvEventSink(stager);
+                }
+                if (null != context.kvTransfer())
+                {
+                    final NixlConnector connector = NixlConnector.start(context.kvTransfer(), i,
+                        config.kvCacheBlocks(), config.blockSize(), context.vllmLine().version(),
+                        context.kvTransferModel());
+                    resources.kvConnector(connector);
+                    config.kvConnector(connector);
                 }
                 configs.add(config.conclude());
             }

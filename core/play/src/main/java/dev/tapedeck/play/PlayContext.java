@@ -38,6 +38,8 @@ public final class PlayContext
     private Tokenizer tokenizer;
     private Path tokenizerFile;
     private KvEventsSettings kvEvents;
+    private dev.tapedeck.kvtransfer.KvTransferSettings kvTransfer;
+    private String kvTransferModel = "tapedeck-play";
     private CaptureSettings capture = CaptureSettings.OFF;
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
     private EpochNanoClock epochClock = SystemEpochNanoClock.INSTANCE;
@@ -253,6 +255,36 @@ public final class PlayContext
     public KvEventsSettings kvEvents()
     {
         return kvEvents;
+    }
+
+    /**
+     * @param value prefill/decode disaggregation: every engine gets a NIXL connector (engine i is data-parallel rank
+     *     i: engine id {@code <id>_dp<i>}, side-channel port plus i); null for none (default null).
+     * @param model the model name the handshake's compatibility hash covers (a play engine does not know the
+     *     frontend's model; peers must agree on it, or disable the check with {@code enforce_handshake_compat}).
+     * @return this.
+     */
+    public PlayContext kvTransfer(final dev.tapedeck.kvtransfer.KvTransferSettings value, final String model)
+    {
+        kvTransfer = value;
+        kvTransferModel = model;
+        return this;
+    }
+
+    /**
+     * @return the KV transfer settings, or null.
+     */
+    public dev.tapedeck.kvtransfer.KvTransferSettings kvTransfer()
+    {
+        return kvTransfer;
+    }
+
+    /**
+     * @return the model name of the handshake's compatibility hash.
+     */
+    public String kvTransferModel()
+    {
+        return kvTransferModel;
     }
 
     /**

@@ -32,7 +32,8 @@ class PrefillDecodeServeIT
 {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String LABELS = "{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"}";
-    private static final String PROMPT = "a prompt long enough to fill a few KV blocks of sixteen tokens each ".repeat(4);
+    private static final String PROMPT =
+        "a prompt long enough to fill a few KV blocks of sixteen tokens each ".repeat(4);
 
     private static KvTransferSettings settings(final String engineId, final String plane,
         final KvTransferSettings.ModelShape shape, final long abortTimeoutNs, final boolean recompute)

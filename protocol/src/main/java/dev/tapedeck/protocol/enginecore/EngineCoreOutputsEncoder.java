@@ -97,7 +97,40 @@ public final class EngineCoreOutputsEncoder
         final int promptTokens,
         final int cachedTokens)
     {
-        final int length = cachedTokens >= 0 ? tailLength() : null != kvTransferParams ? 9 :
+        return output(requestIdUtf8, tokens, tokenOffset, tokenCount, finishReason, stopTokenId, kvTransferParams,
+            promptTokens, cachedTokens, 0);
+    }
+
+    /**
+     * One request's output of this step, with the prompt tokens pulled from a remote engine (P/D).
+     *
+     * @param requestIdUtf8 the request id's UTF-8 bytes.
+     * @param tokens new token ids (a window of this array).
+     * @param tokenOffset first token.
+     * @param tokenCount tokens (may be 0, e.g. an abort).
+     * @param finishReason wire FinishReason (0 stop, 1 length, 2 abort, 3 error), or {@link #NO_FINISH}.
+     * @param stopTokenId the token that stopped the request (stop_reason), or {@link #NONE}.
+     * @param kvTransferParams raw msgpack map to return as kv_transfer_params, or null.
+     * @param promptTokens prompt length, for prefill stats (with cachedTokens).
+     * @param cachedTokens prompt tokens not computed here (prefix cache and remote), reported on the request's
+     *     first output only, or {@link #NONE}.
+     * @param externalTokens of those, the ones pulled from a remote engine ({@code num_external_computed_tokens},
+     *     {@code prefill_stats.num_external_cached_tokens}).
+     * @return this.
+     */
+    public EngineCoreOutputsEncoder output(
+        final byte[] requestIdUtf8,
+        final int[] tokens,
+        final int tokenOffset,
+        final int tokenCount,
+        final int finishReason,
+        final int stopTokenId,
+        final byte[] kvTransferParams,
+        final int promptTokens,
+        final int cachedTokens,
+        final int externalTokens)
+    {
+        final int length = cachedTokens >= 0 ? tailLength(externalTokens) : null != kvTransferParams ? 9 :
             NO_FINISH != finishReason ? (NONE != stopTokenId ? 7 : 6) : 2;
         writer.arrayHeader(length);
         writer.string(requestIdUtf8);
@@ -143,13 +176,13 @@ public final class EngineCoreOutputsEncoder
         }
         if (length > 9)
         {
-            writeTail(promptTokens, cachedTokens);
+            writeTail(promptTokens, cachedTokens, externalTokens);
         }
         outputs++;
         return this;
     }
 
-    private int tailLength()
+    private int tailLength(final int externalTokens)
     {
         switch (line.outputTail())
         {
@@ -157,12 +190,14 @@ public final class EngineCoreOutputsEncoder
                 return 10;
             case CACHED_AT_10:
                 return 11;
+            case CACHED_AT_11:
+                return externalTokens > 0 ? 13 : 12;
             default:
                 return 12;
         }
     }
 
-    private void writeTail(final int promptTokens, final int cachedTokens)
+    private void writeTail(final int promptTokens, final int cachedTokens, final int externalTokens)
     {
         switch (line.outputTail())
         {
@@ -174,14 +209,18 @@ public final class EngineCoreOutputsEncoder
                 break;
             case CACHED_AT_11:
                 writer.nil().nil().int64(cachedTokens);
+                if (externalTokens > 0)
+                {
+                    writer.int64(externalTokens); // num_external_computed_tokens
+                }
                 break;
             default:
                 writer.nil().nil().mapHeader(6)
                     .string(NUM_PROMPT_TOKENS).int64(promptTokens)
                     .string(NUM_COMPUTED_TOKENS).int64(promptTokens - cachedTokens)
                     .string(NUM_CACHED_TOKENS).int64(cachedTokens)
-                    .string(NUM_LOCAL_CACHED_TOKENS).int64(cachedTokens)
-                    .string(NUM_EXTERNAL_CACHED_TOKENS).int64(0)
+                    .string(NUM_LOCAL_CACHED_TOKENS).int64(cachedTokens - externalTokens)
+                    .string(NUM_EXTERNAL_CACHED_TOKENS).int64(externalTokens)
                     .string(NUM_CACHE_CREATION_TOKENS).int64(promptTokens - cachedTokens);
         }
     }
