@@ -50,12 +50,6 @@ final class FakePrefillDecode implements AutoCloseable
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    static
-    {
-        // answers leave at once (no Nagle delay behind the client's delayed ACK), so the hops take what they should
-        System.setProperty("sun.net.httpserver.nodelay", "true");
-    }
-
     private final HttpServer prefillServer;
     private final HttpServer decodeServer;
     private final ExecutorService pool = Executors.newFixedThreadPool(8);
