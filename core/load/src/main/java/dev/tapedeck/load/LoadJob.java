@@ -112,7 +112,7 @@ public final class LoadJob
                     break;
                 }
                 final MetricsScraper scraper = null == settings.scrapeUrl() ? null :
-                    new MetricsScraper(settings.scrapeUrl());
+                    new MetricsScraper(settings.scrapeUrl()).bracketRun(null != settings.prefillUrl());
                 client.preconnect(spec.settings().warmConnections(), java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
                 final LoadRun run = new LoadRun(spec.settings(), client, settings.bodies());
                 current = run;

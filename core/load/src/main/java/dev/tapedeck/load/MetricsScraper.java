@@ -25,8 +25,9 @@ import org.agrona.concurrent.SystemNanoClock;
  * (usage is averaged). A failed scrape leaves that second empty and is counted, never failing the run.
  * <p>
  * It also keeps the totals of vLLM's NIXL KV transfer histogram ({@code vllm:nixl_xfer_time_seconds}, recorded by the
- * decode side of a prefill/decode pair) at the first and the last successful scrape; {@link #start} and {@link #stop}
- * each scrape once more on the caller's thread, so the difference covers the whole run ({@link #kvTransfer}).
+ * decode side of a prefill/decode pair) at the first and the last successful scrape; with {@link #bracketRun},
+ * {@link #start} and {@link #stop} each scrape once more on the caller's thread, so the difference covers the whole
+ * run ({@link #kvTransfer}).
  * <p>
  * An Agrona agent: between {@link #start} and {@link #stop} an {@code AgentRunner} runs it on its own thread
  * ({@code tapedeck-scrape}, sleeping 10 ms when no scrape is due); a test may drive it with an {@code AgentInvoker}
@@ -84,6 +85,7 @@ public final class MetricsScraper implements Agent
     private int second;
     private double[] firstXfer;
     private double[] lastXfer;
+    private boolean bracketRun;
 
     /**
      * A scraper on the system's clock.
@@ -106,13 +108,29 @@ public final class MetricsScraper implements Agent
     }
 
     /**
-     * Scrape once on the calling thread for the KV transfer baseline, then start sampling on the scraper's own
-     * thread; second 0 is now.
+     * Scrape once more just before and just after the run ({@link #start}, {@link #stop}), so the KV transfer totals
+     * cover all of it (before start).
+     *
+     * @param bracket true for a prefill/decode run, which reports the KV transfer time.
+     * @return this.
+     */
+    public MetricsScraper bracketRun(final boolean bracket)
+    {
+        bracketRun = bracket;
+        return this;
+    }
+
+    /**
+     * Start sampling on the scraper's own thread; second 0 is now. With {@link #bracketRun}, first scrape once on the
+     * calling thread for the KV transfer baseline.
      */
     public void start()
     {
-        scrape();
-        previousCounters = null; // second 0 has no rates, as before
+        if (bracketRun)
+        {
+            scrape();
+            previousCounters = null; // second 0 has no rates, as without the extra scrape
+        }
 
         runner = new AgentRunner(new SleepingMillisIdleStrategy(10), Throwable::printStackTrace, null, this);
         AgentRunner.startOnThread(runner, r ->
@@ -124,13 +142,16 @@ public final class MetricsScraper implements Agent
     }
 
     /**
-     * Stop sampling and wait for the thread (a scrape under way may take its 2 s timeout), then scrape once more on
-     * the calling thread for the KV transfer totals after the run.
+     * Stop sampling and wait for the thread (a scrape under way may take its 2 s timeout); with {@link #bracketRun},
+     * then scrape once more on the calling thread for the KV transfer totals after the run.
      */
     public void stop()
     {
         runner.close();
-        scrape();
+        if (bracketRun)
+        {
+            scrape();
+        }
     }
 
     /**

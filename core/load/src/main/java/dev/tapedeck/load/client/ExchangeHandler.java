@@ -307,6 +307,12 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
             return;
         }
         final long params = ResponseScanner.kvTransferParams(body, 0, length);
+        final Lane decode = lane.decodeLane();
+        if (null == decode)
+        {
+            finish(ended.hopKind("client_error"), keepAlive); // a two-hop exchange handed to a one-hop client
+            return;
+        }
         if (params < 0)
         {
             finish(ended.hopKind("no_kv_transfer_params"), keepAlive);
@@ -324,7 +330,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         {
             ctx.close();
         }
-        lane.decodeLane().startSoon(ended);
+        decode.startSoon(ended);
     }
 
     /**
