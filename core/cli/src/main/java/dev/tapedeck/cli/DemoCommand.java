@@ -147,7 +147,8 @@ public final class DemoCommand implements Callable<Integer>
     private LoadContext loadContext(final Serve fleet, final Path trace)
     {
         final List<String> flags = new ArrayList<>(loadArgs);
-        final boolean urlGiven = loadArgs.stream().anyMatch(a -> a.startsWith("--url"));
+        final boolean urlGiven = loadArgs.stream().anyMatch(a -> a.startsWith("--url") ||
+            a.startsWith("--prefill-url") || a.startsWith("--decode-url"));
         if (!urlGiven)
         {
             flags.addAll(0, List.of("--url", fleet.baseUrls().get(0).toString())); // required by the parser

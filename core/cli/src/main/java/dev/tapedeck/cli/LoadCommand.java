@@ -29,13 +29,38 @@ import dev.tapedeck.load.RequestBodies;
         "  tapedeck load --url http://127.0.0.1:8000 --workload trace.jsonl [--time-scale 0.1]",
         "  tapedeck load --url ... --rate 20 --duration 60s --prompt-tokens 512 --output-tokens 128",
         "  tapedeck load --url ... --concurrency 64 --max-requests 2000",
-        "  tapedeck load --url ... --sweep concurrency=1,8,64,512 --duration 30s --report out.json --html out.html"})
+        "  tapedeck load --url ... --sweep concurrency=1,8,64,512 --duration 30s --report out.json --html out.html",
+        "  tapedeck load --prefill-url http://127.0.0.1:8100 --decode-url http://127.0.0.1:8200 --concurrency 8 ..."})
 public final class LoadCommand implements Callable<Integer>
 {
-    @CommandLine.Option(names = "--url", required = true, paramLabel = "URL", split = ",",
-        description = "The server: http://host:port; several (comma-separated or repeated) are loaded in turn, " +
-            "request by request.")
-    List<URI> urls;
+    @CommandLine.ArgGroup(exclusive = true, multiplicity = "1")
+    Target target;
+
+    /** What is loaded: {@code --url}, or a prefill/decode pair (exactly one of the two). */
+    static final class Target
+    {
+        @CommandLine.Option(names = "--url", required = true, paramLabel = "URL", split = ",",
+            description = "The server: http://host:port; several (comma-separated or repeated) are loaded in turn, " +
+                "request by request.")
+        List<URI> urls;
+
+        @CommandLine.ArgGroup(exclusive = false, multiplicity = "1")
+        PrefillDecode prefillDecode;
+    }
+
+    /** A disaggregated prefill/decode pair, loaded as vLLM's proxy does (docs/load.md). */
+    static final class PrefillDecode
+    {
+        @CommandLine.Option(names = "--prefill-url", required = true, paramLabel = "URL",
+            description = "Instead of --url, with --decode-url: send each request first to this prefill server " +
+                "(max_tokens 1, not streamed, kv_transfer_params do_remote_decode)...")
+        URI prefillUrl;
+
+        @CommandLine.Option(names = "--decode-url", required = true, paramLabel = "URL",
+            description = "...then the request itself to this decode server, with the prefill's " +
+                "kv_transfer_params; the report splits TTFT into the two hops.")
+        URI decodeUrl;
+    }
 
     @CommandLine.Option(names = "--workload", paramLabel = "FILE",
         description = "Replay a workload or trace open loop at its time stamps (docs/workloads.md).")
@@ -176,7 +201,7 @@ public final class LoadCommand implements Callable<Integer>
 
     @CommandLine.Option(names = "--scrape-metrics", paramLabel = "URL",
         description = "Sample the server's Prometheus metrics every second into the report " +
-            "(e.g. http://127.0.0.1:8000/metrics).")
+            "(e.g. http://127.0.0.1:8000/metrics); with --decode-url, the decode server's, for its KV transfer time.")
     URI scrapeMetrics;
 
     @CommandLine.Option(names = "--quiet", description = "No progress line.")
@@ -193,7 +218,9 @@ public final class LoadCommand implements Callable<Integer>
             throw new IllegalArgumentException("--sessions must be auto or off");
         }
         return new LoadContext()
-            .urls(urls)
+            .urls(null == target ? null : target.urls)
+            .prefillUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.prefillUrl)
+            .decodeUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.decodeUrl)
             .workload(workload)
             .format(format)
             .timeScale(timeScale)

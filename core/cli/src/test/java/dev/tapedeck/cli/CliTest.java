@@ -193,6 +193,36 @@ class CliTest
     }
 
     @Test
+    void shouldLoadEitherUrlsOrAPrefillDecodePair()
+    {
+        final String[] run = {"--model", "m", "--concurrency", "1", "--max-requests", "1", "--quiet"};
+        final CliRun both = run(concat(new String[] {"load", "--url", "http://127.0.0.1:9", "--prefill-url",
+            "http://127.0.0.1:8100", "--decode-url", "http://127.0.0.1:8200"}, run));
+        assertEquals(2, both.exitCode(), both.err());
+        assertTrue(both.err().contains("mutually exclusive"), both.err());
+        final CliRun half = run(concat(new String[] {"load", "--prefill-url", "http://127.0.0.1:8100"}, run));
+        assertEquals(2, half.exitCode(), half.err());
+        assertTrue(half.err().contains("Missing required argument(s): --decode-url"), half.err());
+        final CliRun none = run(concat(new String[] {"load"}, run));
+        assertEquals(2, none.exitCode(), none.err());
+        assertTrue(none.err().contains("--url"), none.err());
+        final CliRun tls = run(concat(new String[] {"load", "--prefill-url", "https://127.0.0.1:8100",
+            "--decode-url", "http://127.0.0.1:8200"}, run));
+        assertEquals(2, tls.exitCode(), tls.err());
+        assertEquals("tapedeck load: error: --prefill-url must be plain http (the load client has no TLS), got " +
+            "'https://127.0.0.1:8100'", tls.err().trim());
+        final String help = run("load", "--help").out();
+        assertTrue(help.contains("--prefill-url") && help.contains("--decode-url"), help);
+    }
+
+    private static String[] concat(final String[] first, final String[] second)
+    {
+        final String[] all = java.util.Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, all, first.length, second.length);
+        return all;
+    }
+
+    @Test
     void shouldRejectABadKvEventsEndpointWithOneLine()
     {
         final CliRun bad = run("serve", "--port", "0", "--enable-kv-cache-events", "--kv-events-endpoint",

@@ -13,11 +13,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 /**
  * The HTML report of {@code tapedeck load}, rendered from the JSON report ({@value LoadReport#SCHEMA}, as built or as
- * read back from disk) into one self-contained page: header (target, model, options, date, version), the summary
- * table, errors by kind, notes, latency CDFs, the Pareto frontier of a sweep and the timeline of every point. Charts
- * are inline SVG drawn here; the page references no script, stylesheet, font or image, so it opens offline and can be
- * attached anywhere. Every text taken from the report is escaped, and the markup is XHTML-compatible (it parses as
- * XML). Stateless; any thread.
+ * read back from disk) into one self-contained page: header (target, model, options, date, version), the summary table,
+ * the TTFT split of a prefill/decode run, errors by kind, notes, latency CDFs, the Pareto frontier of a sweep and the
+ * timeline of every point. Charts are inline SVG drawn here; the page references no script, stylesheet, font or image,
+ * so it opens offline and can be attached anywhere. Every text taken from the report is escaped, and the markup is
+ * XHTML-compatible (it parses as XML). Stateless; any thread.
  */
 public final class HtmlReport
 {
@@ -82,6 +82,7 @@ public final class HtmlReport
             .append("<style>\n").append(STYLE).append("\n</style>\n</head>\n<body>\n");
         header(report, out);
         summary(report, out);
+        prefillDecode(report, out);
         errors(report, out);
         notes(report, out);
         final JsonNode points = report.path("points");
@@ -111,7 +112,8 @@ public final class HtmlReport
     {
         final JsonNode target = report.path("target");
         out.append("<h1>tapedeck load report</h1>\n<dl class=\"meta\">\n");
-        item(out, "target", target.path("url").asText("-"));
+        item(out, "target", target.has("prefill_url") ? "prefill " + target.path("prefill_url").asText() +
+            ", then decode " + target.path("decode_url").asText() : target.path("url").asText("-"));
         item(out, "model", target.path("model").asText("-"));
         item(out, "endpoint", target.path("endpoint").asText("-") + (target.path("stream").asBoolean(false) ?
             ", streamed" : ", not streamed"));
@@ -187,6 +189,49 @@ public final class HtmlReport
             + "send time. ITL is per token, pooled over every token gap. Goodput counts completed requests that met "
             + "every SLO; its share is of completed plus failed requests. Dispatch lateness is how late the client "
             + "sent a request; a high value means the load generator, not the server, was the bottleneck.</p>\n");
+    }
+
+    /**
+     * A prefill/decode run: each point's TTFT split into the prefill hop, the client's handoff and the decode hop's
+     * first token, and the server's mean KV transfer time.
+     */
+    private static void prefillDecode(final JsonNode report, final StringBuilder out)
+    {
+        if (!report.path("points").path(0).has("prefill_decode"))
+        {
+            return;
+        }
+        out.append("<h2 id=\"prefill-decode\">Prefill/decode: TTFT split</h2>\n<div class=\"plot\"><table>\n")
+            .append("<thead><tr><th>point</th>");
+        for (final String column : new String[] {"TTFT p50 ms", "prefill p50 ms", "prefill p99 ms", "handoff p50 ms",
+            "handoff p99 ms", "decode first token p50 ms", "decode first token p99 ms", "KV transfer mean ms (server)",
+            "decode first token after transfer, mean ms"})
+        {
+            out.append("<th class=\"n\">").append(esc(column)).append("</th>");
+        }
+        out.append("</tr></thead>\n<tbody>\n");
+        for (final JsonNode point : report.path("points"))
+        {
+            final JsonNode split = point.path("prefill_decode").path("ttft_split_ms");
+            final JsonNode kv = point.path("prefill_decode").path("kv_transfer");
+            out.append("<tr><td>").append(esc(point.path("label").asText())).append("</td>");
+            cell(out, ms(point.path("latency_ms").path("ttft").path("p50")));
+            for (final String part : new String[] {"prefill", "handoff", "decode_first_token"})
+            {
+                cell(out, ms(split.path(part).path("p50")));
+                cell(out, ms(split.path(part).path("p99")));
+            }
+            cell(out, kv.has("mean_ms") ? ms(kv.path("mean_ms")) : kv.path("note").asText("-"));
+            cell(out, ms(kv.path("decode_first_token_after_transfer_mean_ms")));
+            out.append("</tr>\n");
+        }
+        out.append("</tbody></table></div>\n<p class=\"muted\">Each request went to the prefill server first ")
+            .append("(max_tokens 1, not streamed), then to the decode server with the prefill's kv_transfer_params. ")
+            .append("TTFT, from the intended send, is dispatch lateness + prefill (the first hop, its write to its ")
+            .append("whole answer) + handoff (the client's time between the hops) + decode first token (the second ")
+            .append("hop, its write to its first token). The KV transfer time is the server's own, from ")
+            .append("vllm:nixl_xfer_time_seconds on the scraped metrics (the decode server's), part of the decode ")
+            .append("hop's first token.</p>\n");
     }
 
     private static void cell(final StringBuilder out, final String text)

@@ -200,12 +200,14 @@ public final class Load implements AutoCloseable
                 LoadRun.Mode.CLOSED == mode ? runSeconds : context.maxSeconds(), context.warmupSeconds(),
                 context.drainTimeoutNs(), objectives, "run", context.rampUpNs())));
         }
-        final String modelName = null != context.model() ? context.model() : discoverModel(context);
+        final boolean twoHop = context.isPrefillDecode();
+        final List<URI> urls = twoHop ? List.of(context.decodeUrl()) : context.urls();
+        final String modelName = null != context.model() ? context.model() : discoverModel(context, urls.get(0));
         final RequestBodies.Endpoint which = context.endpoint();
         final PromptFactory prompts = new PromptFactory(PromptWords.of(promptTokenizer), context.seed(),
             basePlan.blockSize(), context.cacheResistant());
         final RequestBodies bodies = new RequestBodies(which, modelName, context.stream(), context.ignoreEos(),
-            context.tokenPrompts(), context.stream() && context.continuousUsage(), prompts);
+            context.tokenPrompts(), context.stream() && context.continuousUsage(), prompts).prefillDecode(twoHop);
         final Map<String, String> extra = new LinkedHashMap<>();
         if (null != context.apiKey())
         {
@@ -220,15 +222,19 @@ public final class Load implements AutoCloseable
             }
             extra.put(header.substring(0, colon).trim(), header.substring(colon + 1).trim());
         }
-        final List<URI> urls = context.urls();
         final Map<String, Object> target = new LinkedHashMap<>();
         target.put("url", urls.size() == 1 ? urls.get(0).toString() : urls.stream().map(URI::toString).toList());
+        if (twoHop)
+        {
+            target.put("prefill_url", context.prefillUrl().toString());
+            target.put("decode_url", context.decodeUrl().toString());
+        }
         target.put("model", modelName);
         target.put("endpoint", which.path());
         target.put("stream", context.stream());
-        return new LoadJob.Settings(urls, target, optionsForReport(context), bodies, extra, context.clientThreads(),
-            context.requestTimeoutNs(), objectives, sweepParameter, points, context.scrapeMetrics(), context.report(),
-            context.html(), context.progress());
+        return new LoadJob.Settings(urls, twoHop ? context.prefillUrl() : null, target, optionsForReport(context),
+            bodies, extra, context.clientThreads(), context.requestTimeoutNs(), objectives, sweepParameter, points,
+            context.scrapeMetrics(), context.report(), context.html(), context.progress());
     }
 
     private static LoadPlan basePlan(final LoadContext context) throws IOException
@@ -269,9 +275,9 @@ public final class Load implements AutoCloseable
         return LengthDistribution.parse(null == context.outputTokens() ? "128" : context.outputTokens());
     }
 
-    private static String discoverModel(final LoadContext context) throws IOException, InterruptedException
+    private static String discoverModel(final LoadContext context, final URI first)
+        throws IOException, InterruptedException
     {
-        final URI first = context.urls().get(0);
         final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         final HttpRequest.Builder request = HttpRequest.newBuilder(first.resolve("/v1/models"))
             .timeout(Duration.ofSeconds(10)).GET();
@@ -305,6 +311,8 @@ public final class Load implements AutoCloseable
     {
         final Map<String, Object> options = new LinkedHashMap<>();
         put(options, "url", c.urls());
+        put(options, "prefill-url", c.prefillUrl());
+        put(options, "decode-url", c.decodeUrl());
         put(options, "workload", c.workload());
         put(options, "format", c.format());
         put(options, "time-scale", c.timeScale());

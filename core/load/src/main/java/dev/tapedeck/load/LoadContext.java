@@ -26,6 +26,8 @@ public final class LoadContext
     public static final long DEFAULT_DRAIN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(60);
 
     private List<URI> urls;
+    private URI prefillUrl;
+    private URI decodeUrl;
     private Path workload;
     private String format = "auto";
     private double timeScale = 1.0;
@@ -64,95 +66,16 @@ public final class LoadContext
     private PrintStream out = System.out;
     private PrintStream err = System.err;
     /**
-     * Check that the settings describe a run that ends. Called by {@link Load#start}; calling it again does nothing
-     * new.
+     * Check that the settings describe a run that ends ({@link LoadContextRules}). Called by {@link Load#start};
+     * calling it again does nothing new.
      *
      * @return this.
      * @throws IllegalArgumentException naming the first problem, in the words of the CLI flags.
      */
     public LoadContext conclude()
     {
-        if (null == urls || urls.isEmpty())
-        {
-            throw new IllegalArgumentException("give --url");
-        }
-        if (null != tokenizer && null != tokenizerFile)
-        {
-            throw new IllegalArgumentException("give a tokenizer or a tokenizer file, not both");
-        }
-        final int sources = (null != workload ? 1 : 0) + (null != rate ? 1 : 0);
-        if (null == workload && null == rate && null == concurrency && null == sweep)
-        {
-            throw new IllegalArgumentException("give --workload FILE, --rate R, --concurrency C or --sweep");
-        }
-        if (sources > 1)
-        {
-            throw new IllegalArgumentException("--workload and --rate cannot be combined");
-        }
-        if (null != sweep && (null != rate || null != concurrency))
-        {
-            throw new IllegalArgumentException("--sweep replaces --rate and --concurrency");
-        }
-        if (null != sweep && !sweep.matches("(?i)(concurrency|rate)=[0-9.]+(,[0-9.]+)*"))
-        {
-            throw new IllegalArgumentException("--sweep must be concurrency=N,N,... or rate=R,R,..., got '" + sweep +
-                "'");
-        }
-        if (null != sweep)
-        {
-            checkSweepLevels();
-        }
-        final boolean closed = isClosedLoop();
-        final boolean generated = null == workload;
-        if ((closed || null != sweep || null != rate) && null == durationNs && 0 == maxRequests && !(maxSeconds > 0))
-        {
-            throw new IllegalArgumentException("give --duration or --max-requests, or the run never ends");
-        }
-        if ((null != rate || (null != sweep && sweep.startsWith("rate"))) && null == durationNs && !(maxSeconds > 0))
-        {
-            throw new IllegalArgumentException("--rate needs --duration");
-        }
-        if (null != concurrency && concurrency < 1)
-        {
-            throw new IllegalArgumentException("--concurrency must be >= 1");
-        }
-        if (clientThreads < 1 || clientThreads > 64)
-        {
-            throw new IllegalArgumentException("--client-threads must be within 1..64");
-        }
-        if (null != scrapeMetrics && (!("http".equals(scrapeMetrics.getScheme()) ||
-            "https".equals(scrapeMetrics.getScheme())) || null == scrapeMetrics.getHost()))
-        {
-            throw new IllegalArgumentException("--scrape-metrics must be an http:// URL such as " +
-                "http://127.0.0.1:8000/metrics, got '" + scrapeMetrics + "'");
-        }
-        if (!generated && null == durationNs && 0 == maxRequests && closed)
-        {
-            throw new IllegalArgumentException("give --duration or --max-requests with --concurrency");
-        }
+        LoadContextRules.check(this);
         return this;
-    }
-
-    private void checkSweepLevels()
-    {
-        final boolean concurrencySweep = sweep.toLowerCase(Locale.ROOT).startsWith("concurrency");
-        for (final String level : sweep.split("=", 2)[1].split(","))
-        {
-            final double value;
-            try
-            {
-                value = Double.parseDouble(level);
-            }
-            catch (final NumberFormatException ex)
-            {
-                throw new IllegalArgumentException("--sweep level '" + level + "' is not a number");
-            }
-            if (concurrencySweep ? value < 1 || value != Math.rint(value) : !(value > 0))
-            {
-                throw new IllegalArgumentException("--sweep levels must be " + (concurrencySweep ?
-                    "whole numbers >= 1" : "rates > 0") + ", got '" + level + "'");
-            }
-        }
     }
 
     /**
@@ -176,6 +99,47 @@ public final class LoadContext
     public List<URI> urls()
     {
         return urls;
+    }
+
+    /**
+     * @param value prefill/decode runs: the prefill server, asked first with {@code max_tokens} 1 for the
+     *     {@code kv_transfer_params} (default none; {@code --prefill-url}, with {@code --decode-url}, instead of
+     *     {@code --url}).
+     * @return this.
+     */
+    public LoadContext prefillUrl(final URI value)
+    {
+        prefillUrl = value;
+        return this;
+    }
+
+    public URI prefillUrl()
+    {
+        return prefillUrl;
+    }
+
+    /**
+     * @param value prefill/decode runs: the decode server, sent the original request with the prefill's
+     *     {@code kv_transfer_params} (default none; {@code --decode-url}).
+     * @return this.
+     */
+    public LoadContext decodeUrl(final URI value)
+    {
+        decodeUrl = value;
+        return this;
+    }
+
+    public URI decodeUrl()
+    {
+        return decodeUrl;
+    }
+
+    /**
+     * @return true for a prefill/decode (two-hop) run: both {@link #prefillUrl} and {@link #decodeUrl} given.
+     */
+    public boolean isPrefillDecode()
+    {
+        return null != prefillUrl && null != decodeUrl;
     }
 
     /**

@@ -14,7 +14,8 @@ import dev.tapedeck.load.client.LoadClient;
 import dev.tapedeck.net.Transport;
 
 /**
- * A whole {@code tapedeck load}: one or more runs (a sweep has one per level) against one server, then the JSON and
+ * A whole {@code tapedeck load}: one or more runs (a sweep has one per level) against the servers (or a prefill/decode
+ * pair), then the JSON and
  * HTML reports and the final table. Runs one point after another on the calling thread; {@link #stop()} (any thread,
  * e.g. a SIGINT hook) ends the current run early and skips the rest, and the reports are still written.
  */
@@ -34,7 +35,8 @@ public final class LoadJob
     /**
      * Everything a job needs.
      *
-     * @param urls the servers, loaded in turn.
+     * @param urls the servers, loaded in turn (of a prefill/decode run, the decode server).
+     * @param prefillUrl the prefill server of a prefill/decode run, or null.
      * @param target what the report says was loaded (url, model, endpoint, stream).
      * @param options the options as given, for the report.
      * @param bodies builds request bodies.
@@ -49,7 +51,7 @@ public final class LoadJob
      * @param html HTML report path, or null.
      * @param progress print a progress line.
      */
-    public record Settings(List<URI> urls, Map<String, Object> target, Map<String, Object> options,
+    public record Settings(List<URI> urls, URI prefillUrl, Map<String, Object> target, Map<String, Object> options,
         RequestBodies bodies, Map<String, String> headers, int clientThreads, long requestTimeoutNs, Slo slo,
         String sweepParameter, List<PointSpec> points, URI scrapeUrl, Path report, Path html, boolean progress)
     {
@@ -97,8 +99,11 @@ public final class LoadJob
     {
         final List<LoadReport.Point> points = new ArrayList<>();
         final boolean terminal = null != System.console();
-        try (LoadClient client = new LoadClient(settings.urls(), settings.clientThreads(), settings.headers(),
-            settings.requestTimeoutNs(), Transport.select("auto")))
+        try (LoadClient client = null == settings.prefillUrl() ?
+            new LoadClient(settings.urls(), settings.clientThreads(), settings.headers(), settings.requestTimeoutNs(),
+                Transport.select("auto")) :
+            LoadClient.prefillDecode(settings.prefillUrl(), settings.urls().get(0), settings.clientThreads(),
+                settings.headers(), settings.requestTimeoutNs(), Transport.select("auto")))
         {
             for (final PointSpec spec : settings.points())
             {
@@ -107,7 +112,7 @@ public final class LoadJob
                     break;
                 }
                 final MetricsScraper scraper = null == settings.scrapeUrl() ? null :
-                    new MetricsScraper(settings.scrapeUrl());
+                    new MetricsScraper(settings.scrapeUrl()).bracketRun(null != settings.prefillUrl());
                 client.preconnect(spec.settings().warmConnections(), java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
                 final LoadRun run = new LoadRun(spec.settings(), client, settings.bodies());
                 current = run;
@@ -145,7 +150,8 @@ public final class LoadJob
                 {
                     scraper.stop();
                 }
-                points.add(new LoadReport.Point(result, spec.level(), null == scraper ? null : scraper.series()));
+                points.add(new LoadReport.Point(result, spec.level(), null == scraper ? null : scraper.series(),
+                    null == scraper ? null : scraper.kvTransfer()));
             }
         }
         final ObjectNode report = LoadReport.build(settings.target(), settings.options(), settings.slo(),

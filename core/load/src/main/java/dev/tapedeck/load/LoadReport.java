@@ -38,13 +38,29 @@ public final class LoadReport
      * @param level the sweep level (concurrency or rate), or NaN outside a sweep.
      * @param server server metrics per second ({@code running}, {@code waiting}, {@code kv_cache_usage}, ...), or
      *     null without {@code --scrape-metrics}.
+     * @param kvTransfer what the server's KV transfer histogram grew by during the run, or null when it was not
+     *     scraped or not reported.
      */
-    public record Point(RunResult result, double level, List<Map<String, Double>> server)
+    public record Point(RunResult result, double level, List<Map<String, Double>> server,
+        MetricsScraper.KvTransfer kvTransfer)
     {
+        /**
+         * A point without KV transfer totals.
+         *
+         * @param result the run.
+         * @param level the sweep level, or NaN.
+         * @param server server metrics per second, or null.
+         */
+        public Point(final RunResult result, final double level, final List<Map<String, Double>> server)
+        {
+            this(result, level, server, null);
+        }
     }
 
     /**
-     * @param target {@code url}, {@code model}, {@code endpoint}, {@code stream}: what was loaded.
+     * @param target {@code url}, {@code model}, {@code endpoint}, {@code stream}: what was loaded; with
+     *     {@code prefill_url} and {@code decode_url} for a prefill/decode run, whose points get a
+     *     {@code prefill_decode} section.
      * @param options the options as given, for the record.
      * @param slo the objectives.
      * @param sweepParameter {@code concurrency} or {@code rate} for a sweep, else null.
@@ -68,7 +84,12 @@ public final class LoadReport
         final ArrayNode array = root.putArray("points");
         for (final Point point : points)
         {
-            array.add(point(point));
+            final ObjectNode node = point(point);
+            if (target.containsKey("prefill_url"))
+            {
+                node.set("prefill_decode", prefillDecode(point));
+            }
+            array.add(node);
         }
         if (null != sweepParameter)
         {
@@ -154,6 +175,45 @@ public final class LoadReport
         cdf.set("e2e", cdf(r.e2eNs));
         node.set("timeline", timeline(result, point.server()));
         node.set("notes", JSON.valueToTree(result.notes()));
+        return node;
+    }
+
+    /**
+     * A prefill/decode point's TTFT split: the client's view of each hop and, when the decode server's metrics were
+     * scraped, the server's mean KV transfer time.
+     */
+    private static ObjectNode prefillDecode(final Point point)
+    {
+        final RunRecorder r = point.result().recorder();
+        final ObjectNode node = JSON.createObjectNode();
+        final ObjectNode split = node.putObject("ttft_split_ms");
+        split.set("prefill", distribution(r.prefillNs));
+        split.set("handoff", distribution(r.handoffNs));
+        split.set("decode_first_token", distribution(r.decodeFirstTokenNs));
+        final ObjectNode kv = node.putObject("kv_transfer");
+        final MetricsScraper.KvTransfer transfer = point.kvTransfer();
+        kv.put("reported", null != transfer);
+        if (null == transfer)
+        {
+            kv.put("note", null == point.server() ? "not scraped (give --scrape-metrics the decode server's " +
+                "/metrics)" : "not reported by the server (no vllm:nixl_xfer_time_seconds)");
+            return node;
+        }
+        kv.put("transfers", round(transfer.transfers()));
+        kv.put("total_ms", round(transfer.seconds() * 1e3));
+        if (transfer.transfers() > 0)
+        {
+            kv.put("mean_ms", round(transfer.meanMs()));
+            if (r.decodeFirstTokenNs.getTotalCount() > 0)
+            {
+                kv.put("decode_first_token_after_transfer_mean_ms",
+                    round(r.decodeFirstTokenNs.getMean() / 1e6 - transfer.meanMs()));
+            }
+        }
+        else
+        {
+            kv.put("note", "no transfer during the run");
+        }
         return node;
     }
 

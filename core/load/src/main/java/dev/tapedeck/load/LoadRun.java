@@ -471,7 +471,8 @@ public final class LoadRun implements ExchangeListener
     private Exchange exchange(final PlannedRequest request, final long intendedNs)
     {
         return new Exchange(request.index(), intendedNs, bodies.path(), bodies.body(request, ALLOCATOR),
-            bodies.stream(), request.promptTokens(), this).replaceWhenDone(Mode.CLOSED == settings.mode());
+            bodies.prefillBody(request, ALLOCATOR), bodies.stream(), request.promptTokens(), this)
+            .replaceWhenDone(Mode.CLOSED == settings.mode());
     }
 
     private void send(final Exchange exchange)
@@ -508,6 +509,10 @@ public final class LoadRun implements ExchangeListener
             r.onCompleted(second(endNs), ttftNs, e2eNs, exchange.promptTokens(), exchange.outputTokens(),
                 exchange.meanGapNs(), settings.slo().isMet(ttftNs, exchange.meanGapNs(), e2eNs,
                 exchange.outputTokens()), measured);
+            if (exchange.isTwoHop() && measured)
+            {
+                r.onHops(exchange.prefillNs(), exchange.handoffNs(), exchange.decodeFirstTokenNs());
+            }
             completed.incrementAndGet();
         }
         else

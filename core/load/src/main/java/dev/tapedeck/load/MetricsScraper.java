@@ -24,9 +24,14 @@ import org.agrona.concurrent.SystemNanoClock;
  * names are understood; samples of one metric with several label sets (engines, data-parallel ranks) are summed
  * (usage is averaged). A failed scrape leaves that second empty and is counted, never failing the run.
  * <p>
+ * It also keeps the totals of vLLM's NIXL KV transfer histogram ({@code vllm:nixl_xfer_time_seconds}, recorded by the
+ * decode side of a prefill/decode pair) at the first and the last successful scrape; with {@link #bracketRun},
+ * {@link #start} and {@link #stop} each scrape once more on the caller's thread, so the difference covers the whole
+ * run ({@link #kvTransfer}).
+ * <p>
  * An Agrona agent: between {@link #start} and {@link #stop} an {@code AgentRunner} runs it on its own thread
  * ({@code tapedeck-scrape}, sleeping 10 ms when no scrape is due); a test may drive it with an {@code AgentInvoker}
- * and a clock of its own. {@link #series} is read after stop.
+ * and a clock of its own. {@link #series} and {@link #kvTransfer} are read after stop.
  */
 public final class MetricsScraper implements Agent
 {
@@ -49,6 +54,26 @@ public final class MetricsScraper implements Agent
         COUNTERS.put("sglang:generation_tokens_total", "generation_tokens_per_s");
     }
 
+    private static final String XFER_SUM = "vllm:nixl_xfer_time_seconds_sum";
+    private static final String XFER_COUNT = "vllm:nixl_xfer_time_seconds_count";
+
+    /**
+     * What the server's KV transfer histogram grew by over a run.
+     *
+     * @param seconds transfer time added, in seconds ({@code _sum}).
+     * @param transfers transfers added ({@code _count}).
+     */
+    public record KvTransfer(double seconds, double transfers)
+    {
+        /**
+         * @return the mean transfer time in milliseconds, or NaN when no transfer happened.
+         */
+        public double meanMs()
+        {
+            return transfers > 0 ? seconds * 1e3 / transfers : Double.NaN;
+        }
+    }
+
     private final URI url;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final List<Map<String, Double>> series = new ArrayList<>();
@@ -58,6 +83,9 @@ public final class MetricsScraper implements Agent
     private Map<String, Double> previousCounters;
     private long startNs;
     private int second;
+    private double[] firstXfer;
+    private double[] lastXfer;
+    private boolean bracketRun;
 
     /**
      * A scraper on the system's clock.
@@ -80,10 +108,30 @@ public final class MetricsScraper implements Agent
     }
 
     /**
-     * Start sampling on the scraper's own thread; second 0 is now.
+     * Scrape once more just before and just after the run ({@link #start}, {@link #stop}), so the KV transfer totals
+     * cover all of it (before start).
+     *
+     * @param bracket true for a prefill/decode run, which reports the KV transfer time.
+     * @return this.
+     */
+    public MetricsScraper bracketRun(final boolean bracket)
+    {
+        bracketRun = bracket;
+        return this;
+    }
+
+    /**
+     * Start sampling on the scraper's own thread; second 0 is now. With {@link #bracketRun}, first scrape once on the
+     * calling thread for the KV transfer baseline.
      */
     public void start()
     {
+        if (bracketRun)
+        {
+            scrape();
+            previousCounters = null; // second 0 has no rates, as without the extra scrape
+        }
+
         runner = new AgentRunner(new SleepingMillisIdleStrategy(10), Throwable::printStackTrace, null, this);
         AgentRunner.startOnThread(runner, r ->
         {
@@ -94,11 +142,32 @@ public final class MetricsScraper implements Agent
     }
 
     /**
-     * Stop sampling and wait for the thread (a scrape under way may take its 2 s timeout).
+     * Stop sampling and wait for the thread (a scrape under way may take its 2 s timeout); with {@link #bracketRun},
+     * then scrape once more on the calling thread for the KV transfer totals after the run.
      */
     public void stop()
     {
         runner.close();
+        if (bracketRun)
+        {
+            scrape();
+        }
+    }
+
+    /**
+     * @return how much the server's {@code vllm:nixl_xfer_time_seconds} histogram grew between the first and the
+     *     last successful scrape (summed over label sets), or null when no scrape showed it (not reported by the
+     *     server) or it went backwards (a restart). A histogram missing from the first scrape counts from zero.
+     */
+    public KvTransfer kvTransfer()
+    {
+        if (null == lastXfer)
+        {
+            return null;
+        }
+        final double seconds = lastXfer[0] - firstXfer[0];
+        final double transfers = lastXfer[1] - firstXfer[1];
+        return seconds < 0 || transfers < 0 ? null : new KvTransfer(seconds, transfers);
     }
 
     @Override
@@ -188,6 +257,8 @@ public final class MetricsScraper implements Agent
         final Map<String, Double> values = new LinkedHashMap<>();
         final Map<String, Integer> usageSamples = new LinkedHashMap<>();
         final Map<String, Double> counters = new LinkedHashMap<>();
+        final double[] xfer = {0, 0};
+        boolean xferSeen = false;
         for (final String line : text.split("\n"))
         {
             if (line.isEmpty() || '#' == line.charAt(0))
@@ -219,6 +290,11 @@ public final class MetricsScraper implements Agent
                     usageSamples.merge(gauge, 1, Integer::sum);
                 }
             }
+            if (XFER_SUM.equals(name) || XFER_COUNT.equals(name))
+            {
+                xfer[XFER_SUM.equals(name) ? 0 : 1] += value;
+                xferSeen = true;
+            }
             final String counter = COUNTERS.get(name);
             if (null != counter)
             {
@@ -238,6 +314,14 @@ public final class MetricsScraper implements Agent
             });
         }
         previousCounters = counters;
+        if (null == firstXfer)
+        {
+            firstXfer = xferSeen ? xfer.clone() : new double[2];
+        }
+        if (xferSeen)
+        {
+            lastXfer = xfer;
+        }
         return values;
     }
 }

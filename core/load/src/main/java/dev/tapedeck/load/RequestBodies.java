@@ -8,8 +8,10 @@ import io.netty.buffer.ByteBufUtil;
  * JSON bodies of OpenAI requests for a planned request: {@code /v1/completions} (text or token-id prompt) or
  * {@code /v1/chat/completions} (one user message), streaming with {@code stream_options.include_usage} so the server
  * reports token counts, {@code max_tokens} when the plan fixes the output length, and {@code ignore_eos} on request
- * (vLLM and SGLang honour it, so the output length is exact). Not thread safe (one builder and prompt factory per
- * thread).
+ * (vLLM and SGLang honour it, so the output length is exact). For a prefill/decode run, also the prefill hop's body
+ * ({@link #prefillBody}): the same request with {@code max_tokens} 1, not streamed, asking for
+ * {@code kv_transfer_params} ({@code do_remote_decode}), as vLLM's disaggregation proxy sends it. Not thread safe (one
+ * builder and prompt factory per thread).
  */
 public final class RequestBodies
 {
@@ -45,6 +47,9 @@ public final class RequestBodies
     private final boolean continuousUsage;
     private final PromptFactory prompts;
     private final StringBuilder body = new StringBuilder(16 * 1024);
+    private boolean prefillDecode;
+    private PlannedRequest built;
+    private int commonLength;
 
     /**
      * @param endpoint which endpoint.
@@ -72,6 +77,26 @@ public final class RequestBodies
     }
 
     /**
+     * Build a prefill hop body for every request too ({@link #prefillBody}).
+     *
+     * @param twoHop true for a prefill/decode run.
+     * @return this.
+     */
+    public RequestBodies prefillDecode(final boolean twoHop)
+    {
+        prefillDecode = twoHop;
+        return this;
+    }
+
+    /**
+     * @return true when requests go to a prefill server first.
+     */
+    public boolean prefillDecode()
+    {
+        return prefillDecode;
+    }
+
+    /**
      * @param request the planned request.
      * @return its JSON body.
      */
@@ -93,6 +118,42 @@ public final class RequestBodies
         final int length = ByteBufUtil.utf8Bytes(json);
         final ByteBuf buffer = allocator.buffer(length);
         ByteBufUtil.reserveAndWriteUtf8(buffer, json, length);
+        return buffer;
+    }
+
+    /**
+     * The prefill hop's body of a request, as vLLM's disaggregation proxy derives it from the client's: the same model,
+     * prompt and {@code ignore_eos}, {@code max_tokens} 1, {@code stream} false without {@code stream_options}, and
+     * {@code kv_transfer_params} asking the prefill server to keep the KV blocks for a remote decode. The prompt is
+     * built once when the request's {@link #body(PlannedRequest, ByteBufAllocator)} was the last built.
+     *
+     * @param request the planned request.
+     * @param allocator where the buffer comes from (the caller releases it, or hands it on).
+     * @return its prefill body, or null when this is not a prefill/decode run.
+     */
+    public ByteBuf prefillBody(final PlannedRequest request, final ByteBufAllocator allocator)
+    {
+        if (!prefillDecode)
+        {
+            return null;
+        }
+        if (built != request)
+        {
+            build(request);
+        }
+        body.setLength(commonLength);
+        body.append(",\"max_tokens\":1");
+        if (ignoreEos)
+        {
+            body.append(",\"ignore_eos\":true");
+        }
+        body.append(",\"stream\":false,\"kv_transfer_params\":{\"do_remote_decode\":true,")
+            .append("\"do_remote_prefill\":false,\"remote_engine_id\":null,\"remote_block_ids\":null,")
+            .append("\"remote_host\":null,\"remote_port\":null}}");
+        built = null; // the builder no longer holds the request's own body
+        final int length = ByteBufUtil.utf8Bytes(body);
+        final ByteBuf buffer = allocator.buffer(length);
+        ByteBufUtil.reserveAndWriteUtf8(buffer, body, length);
         return buffer;
     }
 
@@ -118,6 +179,8 @@ public final class RequestBodies
             prompts.appendText(request, body);
             body.append('"');
         }
+        built = request;
+        commonLength = body.length();
         if (request.outputTokens() > 0)
         {
             body.append(",\"max_tokens\":").append(request.outputTokens());

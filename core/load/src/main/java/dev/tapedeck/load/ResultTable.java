@@ -37,6 +37,10 @@ public final class ResultTable
                 pair(latency.path("ttft")), pair(latency.path("itl")), pair(latency.path("e2e")),
                 ms(latency.path("dispatch_lateness").path("p99")),
                 100 * point.path("goodput").path("fraction").asDouble()));
+            if (point.has("prefill_decode"))
+            {
+                out.println(prefillDecode(point.path("prefill_decode")));
+            }
             final JsonNode errors = point.path("errors");
             if (!errors.isEmpty())
             {
@@ -75,6 +79,20 @@ public final class ResultTable
         }
         return String.format(Locale.ROOT, "[%s %5.0fs] sent %,d  done %,d  failed %,d  in flight %,d | %.1f req/s%s",
             label, seconds, sent, completed, failed, inFlight, rate, eta);
+    }
+
+    /**
+     * @return the line under a prefill/decode point: its TTFT split and the server's KV transfer time.
+     */
+    static String prefillDecode(final JsonNode section)
+    {
+        final JsonNode split = section.path("ttft_split_ms");
+        final JsonNode kv = section.path("kv_transfer");
+        final String transfer = kv.has("mean_ms") ? "mean " + ms(kv.path("mean_ms")) + " ms over " +
+            kv.path("transfers").asLong() + " (server)" : kv.path("note").asText("-");
+        return "  TTFT split p50/p99 ms: prefill " + pair(split.path("prefill")) + " | handoff " +
+            pair(split.path("handoff")) + " | decode first token " + pair(split.path("decode_first_token")) +
+            " | KV transfer: " + transfer;
     }
 
     private static String pair(final JsonNode distribution)

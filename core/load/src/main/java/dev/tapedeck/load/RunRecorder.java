@@ -25,6 +25,9 @@ public final class RunRecorder
     final Histogram tpotNs = histogram();
     final Histogram e2eNs = histogram();
     final Histogram dispatchLatenessNs = histogram();
+    final Histogram prefillNs = histogram();
+    final Histogram handoffNs = histogram();
+    final Histogram decodeFirstTokenNs = histogram();
     final Map<String, Long> errors = new TreeMap<>();
     long started;
     long completed;
@@ -84,6 +87,33 @@ public final class RunRecorder
     public Histogram dispatchLatenessNs()
     {
         return dispatchLatenessNs;
+    }
+
+    /**
+     * @return prefill/decode runs: the histogram of the prefill hop's latency (its write to its whole JSON answer),
+     *     in nanoseconds.
+     */
+    public Histogram prefillNs()
+    {
+        return prefillNs;
+    }
+
+    /**
+     * @return prefill/decode runs: the histogram of the client's time between the prefill's answer and the decode
+     *     hop's write, in nanoseconds.
+     */
+    public Histogram handoffNs()
+    {
+        return handoffNs;
+    }
+
+    /**
+     * @return prefill/decode runs: the histogram of the decode hop's time to first token (its write to its first
+     *     token), in nanoseconds.
+     */
+    public Histogram decodeFirstTokenNs()
+    {
+        return decodeFirstTokenNs;
     }
 
     /**
@@ -225,6 +255,21 @@ public final class RunRecorder
     }
 
     /**
+     * The hops of a measured prefill/decode request that completed (its TTFT, from the intended send, is dispatch
+     * lateness + prefill + handoff + decode first token).
+     *
+     * @param prefillNs the prefill hop: its write to its whole JSON answer.
+     * @param handoffNs the prefill's answer to the decode hop's write.
+     * @param decodeFirstTokenNs the decode hop's write to its first token.
+     */
+    public void onHops(final long prefillNs, final long handoffNs, final long decodeFirstTokenNs)
+    {
+        this.prefillNs.recordValue(clamp(prefillNs));
+        this.handoffNs.recordValue(clamp(handoffNs));
+        this.decodeFirstTokenNs.recordValue(clamp(decodeFirstTokenNs));
+    }
+
+    /**
      * A request failed.
      *
      * @param second seconds since the run started.
@@ -255,6 +300,9 @@ public final class RunRecorder
         total.tpotNs.add(tpotNs);
         total.e2eNs.add(e2eNs);
         total.dispatchLatenessNs.add(dispatchLatenessNs);
+        total.prefillNs.add(prefillNs);
+        total.handoffNs.add(handoffNs);
+        total.decodeFirstTokenNs.add(decodeFirstTokenNs);
         errors.forEach((k, v) -> total.errors.merge(k, v, Long::sum));
         total.started += started;
         total.peakInFlight = Math.max(total.peakInFlight, peakInFlight);

@@ -100,6 +100,30 @@ class MetricsScraperTest
     }
 
     @Test
+    void shouldTakeTheKvTransferTimeAsTheHistogramsGrowthSummedOverLabelSets()
+    {
+        final MetricsScraper scraper = new MetricsScraper(URI.create("http://127.0.0.1:9/metrics"),
+            new CachedNanoClock());
+        scraper.parse("vllm:nixl_xfer_time_seconds_sum{engine=\"0\"} 1.5\n" +
+            "vllm:nixl_xfer_time_seconds_count{engine=\"0\"} 100\n");
+        scraper.parse("vllm:nixl_xfer_time_seconds_sum{engine=\"0\"} 1.7\n" +
+            "vllm:nixl_xfer_time_seconds_count{engine=\"0\"} 110\n" +
+            "vllm:nixl_xfer_time_seconds_sum{engine=\"1\"} 0.1\n" +
+            "vllm:nixl_xfer_time_seconds_count{engine=\"1\"} 10\n" +
+            "vllm:nixl_xfer_time_seconds_bucket{engine=\"1\",le=\"+Inf\"} 10\n");
+        final MetricsScraper.KvTransfer grown = scraper.kvTransfer();
+        assertEquals(20, grown.transfers(), 1e-9, "the baseline is the first scrape");
+        assertEquals(15.0, grown.meanMs(), 1e-9, "0.3 s over 20 transfers");
+
+        final MetricsScraper late = new MetricsScraper(URI.create("http://127.0.0.1:9/metrics"),
+            new CachedNanoClock());
+        late.parse("vllm:num_requests_running 1\n");
+        assertNull(late.kvTransfer(), "not reported by the server");
+        late.parse("vllm:nixl_xfer_time_seconds_sum 0.02\nvllm:nixl_xfer_time_seconds_count 4\n");
+        assertEquals(5.0, late.kvTransfer().meanMs(), 1e-9, "a histogram that appears later counts from zero");
+    }
+
+    @Test
     void shouldRefuseAScrapeUrlThatIsNotHttp()
     {
         final LoadContext context = new LoadContext().urls(List.of(URI.create("http://127.0.0.1:8000")))

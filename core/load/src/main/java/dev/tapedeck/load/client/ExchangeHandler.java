@@ -19,6 +19,11 @@ import io.netty.handler.codec.http.LastHttpContent;
  * its lane when the response ended cleanly. Anything else (an error status, a malformed event, a reset, a stall past
  * the timeout) ends the exchange with an error kind and closes the connection.
  * <p>
+ * The prefill hop of a two-hop exchange is read as one JSON body: when it carries {@code kv_transfer_params}, the
+ * exchange leaves this connection (which returns to its lane) for the decode lane of the same event loop; an error
+ * on that hop ends the exchange with the kind prefixed {@code prefill_} ({@code prefill_http_500},
+ * {@code prefill_no_kv_transfer_params}).
+ * <p>
  * Confined to the connection's event loop.
  */
 final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
@@ -67,11 +72,17 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         next.writtenNs = writtenNs;
         next.handler = this;
         lane.timeouts().add(next);
-        next.listener.onWritten(next, writtenNs);
+        if (!next.twoHop || next.prefilling)
+        {
+            next.listener.onWritten(next, writtenNs); // a decode hop is the same request, already started
+        }
+        final ByteBuf body = next.toSend;
+        next.toSend = null; // Netty's now: released once written, or when the write fails
         // the request as raw bytes below the codec (its encoder would build a request object and a header map per
         // request); its decoder still reads the response. A failed write reaches exceptionCaught.
-        codec.write(lane.head(next, ctx.alloc()), codec.voidPromise());
-        codec.writeAndFlush(next.body, codec.voidPromise());
+        codec.write(lane.head(next.path, next.stream && !next.prefilling, body.readableBytes(), ctx.alloc()),
+            codec.voidPromise());
+        codec.writeAndFlush(body, codec.voidPromise());
     }
 
     boolean isIdle()
@@ -109,7 +120,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
             status = response.status().code();
             keepAlive = HttpUtil.isKeepAlive(response);
             final String type = response.headers().get("content-type");
-            sse = null != type && type.startsWith("text/event-stream");
+            sse = null != type && type.startsWith("text/event-stream") && !exchange.prefilling;
         }
         if (msg instanceof HttpContent content)
         {
@@ -267,6 +278,11 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
                 fail("malformed_json");
                 return;
             }
+            if (ended.prefilling)
+            {
+                onPrefilled(ended, body, length);
+                return;
+            }
             ResponseScanner.readUsage(body, 0, length, ended);
             if (ResponseScanner.isAbort(body, 0, length))
             {
@@ -278,6 +294,43 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
             ended.tokensSeen = Math.max(0, ended.usageCompletionTokens);
         }
         finish(null, keepAlive);
+    }
+
+    /**
+     * The prefill hop answered: on to the decode lane with its {@code kv_transfer_params}, or fail without them.
+     */
+    private void onPrefilled(final Exchange ended, final byte[] body, final int length)
+    {
+        if (ResponseScanner.isAbort(body, 0, length))
+        {
+            finish(ended.hopKind("server_abort"), keepAlive);
+            return;
+        }
+        final long params = ResponseScanner.kvTransferParams(body, 0, length);
+        final Lane decode = lane.decodeLane();
+        if (null == decode)
+        {
+            finish(ended.hopKind("client_error"), keepAlive); // a two-hop exchange handed to a one-hop client
+            return;
+        }
+        if (params < 0)
+        {
+            finish(ended.hopKind("no_kv_transfer_params"), keepAlive);
+            return;
+        }
+        ended.onPrefilled(body, (int)(params >>> 32), (int)params, System.nanoTime(), ctx.alloc());
+        exchange = null;
+        lane.timeouts().remove(ended);
+        pending.clear();
+        if (keepAlive && ctx.channel().isActive())
+        {
+            lane.release(this);
+        }
+        else
+        {
+            ctx.close();
+        }
+        decode.startSoon(ended);
     }
 
     /**
@@ -327,7 +380,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
 
     private void fail(final String kind)
     {
-        finish(kind, false);
+        finish(exchange.hopKind(kind), false);
     }
 
     private void finish(final String errorKind, final boolean reuse)
@@ -337,15 +390,17 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         lane.timeouts().remove(ended);
         pending.clear();
         ended.finished = true;
+        ended.release(); // what a failed two-hop exchange never sent
         final long endNs = System.nanoTime();
-        final Exchange replacement = ended.replaceWhenDone ? lane.takeSpare() : null;
+        final Lane entry = lane.entry();
+        final Exchange replacement = ended.replaceWhenDone ? entry.takeSpare() : null;
         ended.replacement = replacement;
         if (null != replacement)
         {
             // closed loop: the next request is due now and goes at the end of this read, on this connection if it
-            // stays open
+            // stays open (on the prefill lane of this loop when the request has two hops)
             replacement.intendedNs = endNs;
-            lane.startSoon(replacement);
+            entry.startSoon(replacement);
         }
         ended.listener.onFinished(ended, endNs, errorKind);
         if (reuse && ctx.channel().isActive())

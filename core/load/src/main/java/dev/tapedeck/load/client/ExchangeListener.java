@@ -30,7 +30,8 @@ public interface ExchangeListener
      * @param endNs when.
      * @param errorKind null on success, else the kind ({@code http_503}, {@code connect_failed},
      *     {@code connection_reset}, {@code connection_closed}, {@code timeout}, {@code malformed_sse},
-     *     {@code malformed_json}, {@code stream_error}, {@code server_abort}, {@code incomplete}).
+     *     {@code malformed_json}, {@code stream_error}, {@code server_abort}, {@code incomplete}); for the prefill
+     *     hop of a two-hop exchange, the kind prefixed {@code prefill_}, or {@code prefill_no_kv_transfer_params}.
      */
     void onFinished(Exchange exchange, long endNs, String errorKind);
 }

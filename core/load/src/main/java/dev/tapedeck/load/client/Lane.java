@@ -39,6 +39,9 @@ import dev.tapedeck.net.JsonBytes;
  * Closed loops keep spares in the client: when an exchange marked {@link Exchange#replaceWhenDone} ends, the loop
  * takes one and starts it in its place at the end of the same read, with no thread in between.
  * <p>
+ * A prefill/decode client pairs a prefill lane with a decode lane on the same loop ({@link #pairWith}): exchanges
+ * start on the prefill lane (the {@link #entry()}) and move to the decode lane when the prefill answered.
+ * <p>
  * Everything but {@link #submit} runs on the lane's event loop.
  */
 final class Lane
@@ -69,6 +72,8 @@ final class Lane
     private byte[] headPrefix;
     private String headPath;
     private boolean headStream;
+    private Lane decodeLane;
+    private Lane entryLane = this;
 
     Lane(final EventLoop loop, final Bootstrap template, final InetSocketAddress address, final String hostHeader,
         final Map<String, String> headers, final long timeoutNs, final ManyToManyConcurrentArrayQueue<Exchange> spares)
@@ -96,6 +101,33 @@ final class Lane
                     new ExchangeHandler(Lane.this));
             }
         });
+    }
+
+    /**
+     * Make this the prefill lane of {@code decode}, a lane of the same event loop (before any exchange runs).
+     *
+     * @param decode where exchanges go once the prefill answered.
+     */
+    void pairWith(final Lane decode)
+    {
+        decodeLane = decode;
+        decode.entryLane = this;
+    }
+
+    /**
+     * @return the decode lane of a prefill lane (null otherwise).
+     */
+    Lane decodeLane()
+    {
+        return decodeLane;
+    }
+
+    /**
+     * @return the lane where exchanges of this loop start: this one, or the prefill lane of a decode lane.
+     */
+    Lane entry()
+    {
+        return entryLane;
     }
 
     /**
@@ -198,8 +230,8 @@ final class Lane
     {
         if (closing)
         {
-            exchange.body.release();
-            exchange.listener.onFinished(exchange, System.nanoTime(), "incomplete");
+            exchange.release();
+            exchange.listener.onFinished(exchange, System.nanoTime(), exchange.hopKind("incomplete"));
             return;
         }
         ExchangeHandler handler;
@@ -213,8 +245,8 @@ final class Lane
         }
         connect(opened -> opened.start(exchange), () ->
         {
-            exchange.body.release();
-            exchange.listener.onFinished(exchange, System.nanoTime(), "connect_failed");
+            exchange.release();
+            exchange.listener.onFinished(exchange, System.nanoTime(), exchange.hopKind("connect_failed"));
         });
     }
 
@@ -269,20 +301,20 @@ final class Lane
     }
 
     /**
-     * The request line and headers of an exchange, up to and including the blank line, in a buffer of
+     * The request line and headers of a request, up to and including the blank line, in a buffer of
      * {@code allocator}: the fixed part is encoded once per path and kind, then only the content length is written.
      */
-    ByteBuf head(final Exchange exchange, final ByteBufAllocator allocator)
+    ByteBuf head(final String path, final boolean stream, final int bodyBytes, final ByteBufAllocator allocator)
     {
-        if (!exchange.path.equals(headPath) || exchange.stream != headStream)
+        if (!path.equals(headPath) || stream != headStream)
         {
-            headPrefix = headPrefix(exchange.path, exchange.stream);
-            headPath = exchange.path;
-            headStream = exchange.stream;
+            headPrefix = headPrefix(path, stream);
+            headPath = path;
+            headStream = stream;
         }
         final ByteBuf head = allocator.buffer(headPrefix.length + 24);
         head.writeBytes(headPrefix);
-        JsonBytes.writeLong(head, exchange.bodyBytes);
+        JsonBytes.writeLong(head, bodyBytes);
         head.writeInt(CRLF_CRLF);
         return head;
     }

@@ -24,6 +24,10 @@ import dev.tapedeck.net.Transport;
  * connections, running streaming and non-streaming OpenAI requests ({@link Exchange}) and timing every token-bearing
  * event. A connection carries one exchange at a time (no pipelining), so N concurrent streams use N connections.
  * <p>
+ * A prefill/decode client ({@link #prefillDecode}) is the two-hop client of P/D disaggregation, as vLLM's proxy is:
+ * each loop has a lane to the prefill server and one to the decode server, an exchange is sent to the prefill server
+ * first and, when its answer carries {@code kv_transfer_params}, to the decode server on the same loop.
+ * <p>
  * {@link #submit} and the spare methods are thread safe (exchanges are spread over the lanes round robin, so over
  * several servers in turn; a spare runs on the lane of the exchange it replaces); everything else about an exchange
  * happens on its lane's event loop.
@@ -34,6 +38,7 @@ public final class LoadClient implements AutoCloseable
 
     private final EventLoopGroup group;
     private final List<Lane> lanes = new ArrayList<>();
+    private final List<Lane> entries;
     private final AtomicInteger next = new AtomicInteger();
     private final ManyToManyConcurrentArrayQueue<Exchange> spares = new ManyToManyConcurrentArrayQueue<>(MAX_SPARES);
 
@@ -63,6 +68,30 @@ public final class LoadClient implements AutoCloseable
     public LoadClient(final List<URI> baseUrls, final int threads, final Map<String, String> headers,
         final long timeoutNs, final Transport transport)
     {
+        this(baseUrls, null, threads, headers, timeoutNs, transport);
+    }
+
+    /**
+     * A two-hop client: every exchange goes to the prefill server, then to the decode server with the prefill's
+     * {@code kv_transfer_params} (exchanges built with a prefill body).
+     *
+     * @param prefillUrl {@code http://host:port} of the prefill server.
+     * @param decodeUrl {@code http://host:port} of the decode server.
+     * @param threads event loops.
+     * @param headers extra headers on every request of both hops, in order.
+     * @param timeoutNs longest each hop may take before the exchange fails as {@code timeout}.
+     * @param transport Netty transport.
+     * @return the client.
+     */
+    public static LoadClient prefillDecode(final URI prefillUrl, final URI decodeUrl, final int threads,
+        final Map<String, String> headers, final long timeoutNs, final Transport transport)
+    {
+        return new LoadClient(List.of(decodeUrl), prefillUrl, threads, headers, timeoutNs, transport);
+    }
+
+    private LoadClient(final List<URI> baseUrls, final URI prefillUrl, final int threads,
+        final Map<String, String> headers, final long timeoutNs, final Transport transport)
+    {
         if (baseUrls.isEmpty())
         {
             throw new IllegalArgumentException("give at least one --url");
@@ -82,24 +111,43 @@ public final class LoadClient implements AutoCloseable
         // lanes interleaved so that consecutive exchanges go to the next server, each server's lanes on every loop
         for (int i = 0; i < threads * baseUrls.size(); i++)
         {
-            final URI baseUrl = baseUrls.get(i % baseUrls.size());
-            if (!"http".equals(baseUrl.getScheme()) || null == baseUrl.getHost())
-            {
-                group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
-                throw new IllegalArgumentException("--url must be http://host[:port], got " + baseUrl);
-            }
-            final int port = -1 == baseUrl.getPort() ? 80 : baseUrl.getPort();
-            final String hostHeader = baseUrl.getHost() + (-1 == baseUrl.getPort() ? "" : ":" + port);
-            try
-            {
-                lanes.add(new Lane(loops.get((i / baseUrls.size()) % threads), template,
-                    new InetSocketAddress(baseUrl.getHost(), port), hostHeader, fixed, timeoutNs, spares));
-            }
-            catch (final IllegalArgumentException e)
-            {
-                group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
-                throw e;
-            }
+            lanes.add(lane(loops.get((i / baseUrls.size()) % threads), template, baseUrls.get(i % baseUrls.size()),
+                null == prefillUrl ? "--url" : "--decode-url", fixed, timeoutNs));
+        }
+        if (null == prefillUrl)
+        {
+            entries = lanes;
+            return;
+        }
+        entries = new ArrayList<>();
+        for (int i = 0; i < threads; i++)
+        {
+            final Lane prefill = lane(loops.get(i), template, prefillUrl, "--prefill-url", fixed, timeoutNs);
+            prefill.pairWith(lanes.get(i));
+            entries.add(prefill);
+        }
+        lanes.addAll(entries);
+    }
+
+    private Lane lane(final io.netty.channel.EventLoop loop, final Bootstrap template, final URI baseUrl,
+        final String flag, final Map<String, String> headers, final long timeoutNs)
+    {
+        if (!"http".equals(baseUrl.getScheme()) || null == baseUrl.getHost())
+        {
+            group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            throw new IllegalArgumentException(flag + " must be http://host[:port], got " + baseUrl);
+        }
+        final int port = -1 == baseUrl.getPort() ? 80 : baseUrl.getPort();
+        final String hostHeader = baseUrl.getHost() + (-1 == baseUrl.getPort() ? "" : ":" + port);
+        try
+        {
+            return new Lane(loop, template, new InetSocketAddress(baseUrl.getHost(), port), hostHeader, headers,
+                timeoutNs, spares);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+            throw e;
         }
     }
 
@@ -157,21 +205,21 @@ public final class LoadClient implements AutoCloseable
 
     private Lane nextLane()
     {
-        return lanes.get(Math.floorMod(next.getAndIncrement(), lanes.size()));
+        return entries.get(Math.floorMod(next.getAndIncrement(), entries.size()));
     }
 
     /**
      * Open keep-alive connections ahead of a run, so connection set-up and first-use class loading do not delay
      * the first sends (any thread; waits up to {@code timeoutNs}).
      *
-     * @param total connections wanted, spread over the lanes.
+     * @param total connections wanted, spread over the lanes (to each server of a two-hop client).
      * @param timeoutNs how long to wait for them.
      * @return true when every attempt finished in time (failed connects are retried by the run itself).
      * @throws InterruptedException if interrupted while waiting.
      */
     public boolean preconnect(final int total, final long timeoutNs) throws InterruptedException
     {
-        final int perLane = (total + lanes.size() - 1) / lanes.size();
+        final int perLane = (total + entries.size() - 1) / entries.size();
         final CountDownLatch opened = new CountDownLatch(perLane * lanes.size());
         lanes.forEach(lane -> lane.preconnect(perLane, opened));
         return opened.await(timeoutNs, TimeUnit.NANOSECONDS);

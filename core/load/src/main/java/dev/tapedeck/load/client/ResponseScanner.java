@@ -23,6 +23,7 @@ final class ResponseScanner
     private static final byte[] CHOICES = ascii("\"choices\":");
     private static final byte[] OBJECT = ascii("\"object\":");
     private static final byte[] ABORT = ascii("\"finish_reason\":\"abort\"");
+    private static final byte[] KV_TRANSFER_PARAMS = ascii("kv_transfer_params");
 
     private ResponseScanner()
     {
@@ -119,6 +120,111 @@ final class ResponseScanner
             value = (value < 0 ? 0 : value * 10) + (b - '0');
         }
         return value;
+    }
+
+    /**
+     * Find the top-level {@code "kv_transfer_params"} of a JSON object (a prefill server's answer) when it is an
+     * object; the key nested deeper, inside strings, or with a {@code null} value does not count.
+     *
+     * @param buf the JSON.
+     * @param from first byte (the opening brace).
+     * @param to one past the last byte.
+     * @return the value's bounds packed as {@code (first << 32) | onePastLast}, or -1 when there is none.
+     */
+    static long kvTransferParams(final byte[] buf, final int from, final int to)
+    {
+        int depth = 0;
+        for (int i = from; i < to; i++)
+        {
+            final byte b = buf[i];
+            if ('"' == b)
+            {
+                final int close = stringEnd(buf, i, to);
+                if (close < 0)
+                {
+                    return -1;
+                }
+                if (1 == depth && close - i - 1 == KV_TRANSFER_PARAMS.length &&
+                    indexOf(buf, i + 1, close, KV_TRANSFER_PARAMS) == i + 1)
+                {
+                    int j = skipSpace(buf, close + 1, to);
+                    if (j < to && ':' == buf[j])
+                    {
+                        j = skipSpace(buf, j + 1, to);
+                        final int end = j < to && '{' == buf[j] ? valueEnd(buf, j, to) : -1;
+                        return end < 0 ? -1 : ((long)j << 32) | end;
+                    }
+                }
+                i = close;
+            }
+            else if ('{' == b || '[' == b)
+            {
+                depth++;
+            }
+            else if ('}' == b || ']' == b)
+            {
+                depth--;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * @return one past the object or array starting at {@code start}, or -1 when it does not end before {@code to}.
+     */
+    private static int valueEnd(final byte[] buf, final int start, final int to)
+    {
+        int depth = 0;
+        for (int i = start; i < to; i++)
+        {
+            final byte b = buf[i];
+            if ('"' == b)
+            {
+                i = stringEnd(buf, i, to);
+                if (i < 0)
+                {
+                    return -1;
+                }
+            }
+            else if ('{' == b || '[' == b)
+            {
+                depth++;
+            }
+            else if (('}' == b || ']' == b) && 0 == --depth)
+            {
+                return i + 1;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * @return the index of the quote closing the string opened at {@code open}, or -1.
+     */
+    private static int stringEnd(final byte[] buf, final int open, final int to)
+    {
+        for (int i = open + 1; i < to; i++)
+        {
+            if ('\\' == buf[i])
+            {
+                i++;
+            }
+            else if ('"' == buf[i])
+            {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int skipSpace(final byte[] buf, final int from, final int to)
+    {
+        int i = from;
+        while (i < to && (' ' == buf[i] || '\n' == buf[i] || '\r' == buf[i] || '\t' == buf[i]))
+        {
+            i++;
+        }
+        return i;
     }
 
     static int indexOf(final byte[] buf, final int from, final int to, final byte[] needle)
