@@ -212,15 +212,55 @@ class PrefillDecodeServeIT
     }
 
     @Test
-    void blocksNoDecodeReadsExpireAndAreCounted() throws Exception
+    void blocksNoDecodeReadsExpireAndAreCountedAndALatePullStillAnswers() throws Exception
     {
-        try (TestServer prefill = server(settings("prefill-g", "noop", KvTransferSettings.DEFAULT_SHAPE,
-            200_000_000L, false)))
+        try (TestServer prefill = server(settings("prefill-g", "tcp", KvTransferSettings.DEFAULT_SHAPE,
+            200_000_000L, false));
+            TestServer decode = server(settings("decode-g", "tcp", KvTransferSettings.DEFAULT_SHAPE,
+                480_000_000_000L, false)))
         {
-            prefill(prefill);
+            final JsonNode params = prefill(prefill).get("kv_transfer_params");
             assertTrue(prefill.metric("vllm:kv_cache_usage_perc" + LABELS) > 0, "kept for a decode");
             awaitMetric(prefill, "vllm:nixl_num_kv_expired_reqs_total", 1.0);
             awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
+            // as with NIXL, the read is of whatever the freed blocks hold: here still the prompt's, so it verifies;
+            // the prefill ignores the notification of a request it no longer knows
+            assertEquals(4, decode(decode, params).at("/usage/completion_tokens").asInt());
+            assertEquals(1.0, decode.metric("vllm:nixl_xfer_time_seconds_count" + LABELS));
+        }
+    }
+
+    @Test
+    void aDecodeAbortedBeforeItsPullStillFreesThePrefillsBlocks() throws Exception
+    {
+        final KvTransferSettings slowPull = new KvTransferSettings("kv_both", "decode-h", "127.0.0.1", 0, "noop",
+            KvTransferSettings.DEFAULT_SHAPE, 4096, 0, 64L << 20, true, false, true, 480_000_000_000L, 2_000,
+            20_000_000_000L, 0, 0);
+        try (TestServer prefill = server(settings("prefill-h", "noop", KvTransferSettings.DEFAULT_SHAPE,
+            480_000_000_000L, false));
+            TestServer decode = server(slowPull))
+        {
+            final JsonNode params = prefill(prefill).get("kv_transfer_params");
+            assertTrue(prefill.metric("vllm:kv_cache_usage_perc" + LABELS) > 0);
+            final java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(decode.uri(
+                "/v1/completions")).timeout(java.time.Duration.ofMillis(300))
+                .header("content-type", "application/json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"prompt\":\"" + PROMPT +
+                    "\",\"max_tokens\":4,\"kv_transfer_params\":" + JSON.writeValueAsString(params) + "}"))
+                .build();
+            final java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+            try
+            {
+                client.send(request, HttpResponse.BodyHandlers.ofString());
+            }
+            catch (final java.net.http.HttpTimeoutException expected)
+            {
+                // the client gives up during the 20 s modelled pull and closes its connection: the decode aborts
+            }
+            awaitMetric(decode, "vllm:num_requests_waiting", 0.0);
+            awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
+            assertEquals(0.0, prefill.metric("vllm:nixl_num_kv_expired_reqs_total" + LABELS), "notified, not expired");
         }
     }
 }
