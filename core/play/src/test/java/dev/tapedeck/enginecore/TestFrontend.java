@@ -28,7 +28,7 @@ public final class TestFrontend implements AutoCloseable
 {
     /** A decoded EngineCoreOutput. */
     public record Output(String requestId, List<Long> tokens, Integer finishReason, Value stopReason, Value tail,
-        int length)
+        int length, Value kvTransferParams)
     {
     }
 
@@ -150,6 +150,17 @@ public final class TestFrontend implements AutoCloseable
     public static byte[] addPayload(final String requestId, final int[] prompt, final int maxTokens, final int client,
         final int[] stopTokenIds, final boolean ignoreEos, final Value loraRequest) throws IOException
     {
+        return addPayload(requestId, prompt, maxTokens, client, stopTokenIds, ignoreEos, loraRequest, null);
+    }
+
+    /**
+     * An EngineCoreRequest in the newest layout whose sampling params carry {@code extra_args.kv_transfer_params}, as
+     * vLLM's frontend puts a request's {@code kv_transfer_params} there.
+     */
+    public static byte[] addPayload(final String requestId, final int[] prompt, final int maxTokens, final int client,
+        final int[] stopTokenIds, final boolean ignoreEos, final Value loraRequest, final Value kvTransferParams)
+        throws IOException
+    {
         final MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
         p.packArrayHeader(21).packString(requestId);
         p.packArrayHeader(prompt.length);
@@ -158,13 +169,18 @@ public final class TestFrontend implements AutoCloseable
             p.packInt(id);
         }
         p.packNil(); // mm_features
-        p.packMapHeader(4).packString("max_tokens").packInt(maxTokens).packString("stop_token_ids");
+        p.packMapHeader(null == kvTransferParams ? 4 : 5).packString("max_tokens").packInt(maxTokens)
+            .packString("stop_token_ids");
         p.packArrayHeader(stopTokenIds.length);
         for (final int id : stopTokenIds)
         {
             p.packInt(id);
         }
         p.packString("ignore_eos").packBoolean(ignoreEos).packString("_eos_token_id").packInt(151645);
+        if (null != kvTransferParams)
+        {
+            p.packString("extra_args").packMapHeader(1).packString("kv_transfer_params").packValue(kvTransferParams);
+        }
         p.packNil(); // pooling
         p.packDouble(System.currentTimeMillis() / 1000.0);
         p.packValue(loraRequest);
@@ -233,7 +249,8 @@ public final class TestFrontend implements AutoCloseable
             o.get(1).asArrayValue().forEach(t -> tokens.add(t.asIntegerValue().toLong()));
             final Integer finish = o.size() > 5 && !o.get(5).isNilValue() ? o.get(5).asIntegerValue().toInt() : null;
             list.add(new Output(o.get(0).asStringValue().asString(), tokens, finish,
-                o.size() > 6 ? o.get(6) : ValueFactory.newNil(), o.size() > 11 ? o.get(11) : null, o.size()));
+                o.size() > 6 ? o.get(6) : ValueFactory.newNil(), o.size() > 11 ? o.get(11) : null, o.size(),
+                o.size() > 8 ? o.get(8) : ValueFactory.newNil()));
         }
         final List<String> finished = new ArrayList<>();
         if (root.size() > 5 && !root.get(5).isNilValue())
