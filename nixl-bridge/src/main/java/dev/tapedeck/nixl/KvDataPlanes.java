@@ -80,6 +80,10 @@ public final class KvDataPlanes
         {
             case "noop":
                 return new NoopDataPlane();
+            case "ucx":
+                return new UcxDataPlane(settings);
+            case "nixl":
+                return new NixlDataPlane(settings);
             default:
                 throw new KvTransferException("the " + settings.kind() + " plane is not built into this jar");
         }
