@@ -215,6 +215,7 @@ kvb_ctx *kvb_open(const char *agent_name, int flags, char *err, size_t errlen)
         return NULL;
     }
     ctx->backend = backend;
+    ctx->flags = flags;
     snprintf(ctx->name, sizeof(ctx->name), "%s", agent_name);
     int rc = backend == KVB_BACKEND_UCX ? kvb_ucx_open(ctx, err, errlen) : kvb_nixl_open(ctx, err, errlen);
     if (rc != KVB_OK)

@@ -23,9 +23,14 @@
 #define KVB_IN_PROGRESS 1
 #define KVB_ERR (-1)
 
-/* kvb_open flags: the backend. */
+/* kvb_open flags: the backend (low byte), and for UCX the endpoints' error handling. By default a peer whose pool
+ * ucp_rkey_ptr can map (same host, shared memory) gets UCP_ERR_HANDLING_MODE_NONE, since UCX 1.13 shared memory has
+ * no peer failure handler and asking for one routes reads over TCP; other peers get UCP_ERR_HANDLING_MODE_PEER, or
+ * none when no shared transport supports it. The flags force one or the other. */
 #define KVB_BACKEND_UCX 0
 #define KVB_BACKEND_NIXL 1
+#define KVB_EP_ERR_PEER 0x100
+#define KVB_EP_ERR_NONE 0x200
 
 #define KVB_MAX_PEERS 256
 

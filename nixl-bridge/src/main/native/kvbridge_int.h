@@ -39,6 +39,7 @@ struct kvb_nixl;
 struct kvb_ctx
 {
     int backend;
+    int flags;
     char name[KVB_NAME_MAX];
     void *pool;
     uint64_t pool_len;

@@ -43,6 +43,7 @@ static struct
     ucs_status_ptr_t (*ep_close_nbx)(ucp_ep_h, const ucp_request_param_t *);
     ucs_status_t (*ep_rkey_unpack)(ucp_ep_h, const void *, ucp_rkey_h *);
     void (*rkey_destroy)(ucp_rkey_h);
+    ucs_status_t (*rkey_ptr)(ucp_rkey_h, uint64_t, void **);
     ucs_status_ptr_t (*get_nbx)(ucp_ep_h, void *, size_t, uint64_t, ucp_rkey_h, const ucp_request_param_t *);
     ucs_status_ptr_t (*ep_flush_nbx)(ucp_ep_h, const ucp_request_param_t *);
     ucs_status_ptr_t (*am_send_nbx)(ucp_ep_h, unsigned, const void *, size_t, const void *, size_t,
@@ -60,6 +61,7 @@ typedef struct kvb_ucx_peer
     uint64_t base;
     uint64_t len;
     ucs_status_t failed;
+    int err_peer;
     char agent[KVB_NAME_MAX];
 } kvb_ucx_peer;
 
@@ -142,6 +144,7 @@ int kvb_ucx_load(const char *libucp, char *err, size_t errlen)
     LOAD(ep_close_nbx, "ucp_ep_close_nbx");
     LOAD(ep_rkey_unpack, "ucp_ep_rkey_unpack");
     LOAD(rkey_destroy, "ucp_rkey_destroy");
+    LOAD(rkey_ptr, "ucp_rkey_ptr");
     LOAD(get_nbx, "ucp_get_nbx");
     LOAD(ep_flush_nbx, "ucp_ep_flush_nbx");
     LOAD(am_send_nbx, "ucp_am_send_nbx");
@@ -325,6 +328,46 @@ static void close_ep(struct kvb_ucx *u, ucp_ep_h ep, int force)
     }
 }
 
+/* Creates the peer's endpoint with the given error handling and unpacks its rkey. */
+static ucs_status_t connect_peer(struct kvb_ucx *u, kvb_ucx_peer *p, const kvb_md_view *view, int err_peer,
+                                 const char **what)
+{
+    ucp_ep_params_t ep;
+    memset(&ep, 0, sizeof(ep));
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    ep.address = view->waddr;
+    ep.err_mode = err_peer ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    if (err_peer)
+    {
+        ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        ep.err_handler.cb = on_peer_error;
+        ep.err_handler.arg = p;
+    }
+    p->err_peer = err_peer;
+    *what = "ucp_ep_create";
+    ucs_status_t status = ucp.ep_create(u->worker, &ep, &p->ep);
+    if (status != UCS_OK)
+    {
+        p->ep = NULL;
+        return status;
+    }
+    *what = "ucp_ep_rkey_unpack";
+    status = ucp.ep_rkey_unpack(p->ep, view->rkey, &p->rkey);
+    if (status != UCS_OK)
+    {
+        close_ep(u, p->ep, err_peer);
+        p->ep = NULL;
+        p->rkey = NULL;
+    }
+    return status;
+}
+
+/*
+ * Error handling, unless the flags force one: a peer whose pool this process can map directly (ucp_rkey_ptr: same
+ * host, shared memory) is read with plain memory copies that a dead peer cannot hang, so its endpoint goes without
+ * peer failure detection, which in UCX 1.13 would exclude shared memory and route reads over TCP. Any other peer gets
+ * UCP_ERR_HANDLING_MODE_PEER, or none when no shared transport supports it.
+ */
 int kvb_ucx_load_remote_md(kvb_ctx *ctx, const kvb_md_view *view, int *peer, char *err, size_t errlen)
 {
     struct kvb_ucx *u = ctx->ucx;
@@ -346,25 +389,31 @@ int kvb_ucx_load_remote_md(kvb_ctx *ctx, const kvb_md_view *view, int *peer, cha
     kvb_ucx_peer *p = &u->peers[slot];
     memset(p, 0, sizeof(*p));
     memcpy(p->agent, view->agent, view->agent_len);
-    ucp_ep_params_t ep;
-    memset(&ep, 0, sizeof(ep));
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-        UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = view->waddr;
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = on_peer_error;
-    ep.err_handler.arg = p;
-    ucs_status_t status = ucp.ep_create(u->worker, &ep, &p->ep);
-    if (status != UCS_OK)
+    const char *what = "";
+    ucs_status_t status = UCS_ERR_UNREACHABLE;
+    if ((ctx->flags & (KVB_EP_ERR_PEER | KVB_EP_ERR_NONE)) != KVB_EP_ERR_PEER)
     {
-        kvb_errf(err, errlen, "ucp_ep_create to %s failed: %s", p->agent, status_text(status));
-        return KVB_ERR;
+        status = connect_peer(u, p, view, 0, &what);
+        void *mapped = NULL;
+        if (status == UCS_OK && (ctx->flags & KVB_EP_ERR_NONE) == 0 &&
+            ucp.rkey_ptr(p->rkey, view->base, &mapped) != UCS_OK)
+        {
+            ucp.rkey_destroy(p->rkey);
+            close_ep(u, p->ep, 0);
+            status = UCS_ERR_UNREACHABLE;
+        }
     }
-    status = ucp.ep_rkey_unpack(p->ep, view->rkey, &p->rkey);
+    if (status == UCS_ERR_UNREACHABLE && (ctx->flags & KVB_EP_ERR_NONE) == 0)
+    {
+        status = connect_peer(u, p, view, 1, &what);
+        if (status == UCS_ERR_UNREACHABLE && (ctx->flags & KVB_EP_ERR_PEER) == 0)
+        {
+            status = connect_peer(u, p, view, 0, &what);
+        }
+    }
     if (status != UCS_OK)
     {
-        kvb_errf(err, errlen, "ucp_ep_rkey_unpack from %s failed: %s", p->agent, status_text(status));
-        close_ep(u, p->ep, 1);
+        kvb_errf(err, errlen, "%s to %s failed: %s", what, p->agent, status_text(status));
         return KVB_ERR;
     }
     p->base = view->base;
@@ -383,7 +432,7 @@ int kvb_ucx_invalidate_remote(kvb_ctx *ctx, int peer)
         return KVB_ERR;
     }
     ucp.rkey_destroy(p->rkey);
-    close_ep(u, p->ep, p->failed != UCS_OK);
+    close_ep(u, p->ep, p->err_peer && p->failed != UCS_OK);
     p->used = 0;
     return KVB_OK;
 }

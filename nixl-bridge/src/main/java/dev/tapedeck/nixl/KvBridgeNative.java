@@ -33,6 +33,10 @@ public final class KvBridgeNative
     static final int BACKEND_UCX = 0;
     /** {@code kvb_open} backend: NIXL. */
     static final int BACKEND_NIXL = 1;
+    /** {@code kvb_open} flag: UCX endpoints must detect peer failure ({@code UCP_ERR_HANDLING_MODE_PEER}). */
+    static final int EP_ERR_PEER = 0x100;
+    /** {@code kvb_open} flag: UCX endpoints never ask for peer failure detection. */
+    static final int EP_ERR_NONE = 0x200;
     /** {@code kvb_xfer_status}: done. */
     static final int XFER_DONE = 0;
     /** {@code kvb_xfer_status}: in progress. */

@@ -83,7 +83,7 @@ abstract class NativeDataPlane implements KvDataPlane
      * Starts the I/O thread and opens the native context and pool on it.
      *
      * @param kind the plane's kind.
-     * @param backend {@link KvBridgeNative#BACKEND_UCX} or {@link KvBridgeNative#BACKEND_NIXL}.
+     * @param backend {@link KvBridgeNative#BACKEND_UCX} or {@link KvBridgeNative#BACKEND_NIXL}, with its flags.
      * @param settings the engine id, pool shape.
      * @throws KvTransferException when the context or pool cannot be opened.
      */

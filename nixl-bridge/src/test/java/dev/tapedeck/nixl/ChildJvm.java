@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class ChildJvm implements AutoCloseable
 {
+    private static final String EOF = "\u0000EOF";
+
     private final Process process;
     private final Path stderr;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
@@ -51,6 +53,8 @@ final class ChildJvm implements AutoCloseable
         command.add("java.base/jdk.internal.misc=ALL-UNNAMED");
         command.add("--enable-native-access=ALL-UNNAMED");
         command.add("-Xmx256m");
+        command.add("-XX:-CreateCoredumpOnCrash");
+        command.add("-XX:ErrorFile=" + Path.of(System.getProperty("java.io.tmpdir"), "kv-child-hs_err_%p.log"));
         command.addAll(jvmArgs);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
@@ -90,10 +94,12 @@ final class ChildJvm implements AutoCloseable
             {
                 lines.add(line);
             }
+            lines.add(EOF);
         }
         catch (final IOException ex)
         {
             lines.add("READ-FAILED " + ex);
+            lines.add(EOF);
         }
     }
 
@@ -110,6 +116,12 @@ final class ChildJvm implements AutoCloseable
         while (true)
         {
             final String line = lines.poll(Math.max(0, deadlineNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (EOF.equals(line))
+            {
+                lines.add(EOF);
+                throw new AssertionError("the child closed stdout before a line starting with '" + prefix + "'; " +
+                    describe());
+            }
             if (line == null)
             {
                 throw new AssertionError("no line starting with '" + prefix + "' within " + timeoutMs + " ms; " +
@@ -128,16 +140,22 @@ final class ChildJvm implements AutoCloseable
      */
     String describe()
     {
-        String err;
+        return "child stdout so far " + seen + ", alive " + process.isAlive() + ", stderr:\n" + stderr();
+    }
+
+    /**
+     * @return what the child wrote to stderr so far.
+     */
+    String stderr()
+    {
         try
         {
-            err = Files.readString(stderr);
+            return Files.readString(stderr);
         }
         catch (final IOException ex)
         {
-            err = "(unreadable: " + ex + ")";
+            return "(unreadable: " + ex + ")";
         }
-        return "child stdout so far " + seen + ", alive " + process.isAlive() + ", stderr:\n" + err;
     }
 
     /**
@@ -162,6 +180,21 @@ final class ChildJvm implements AutoCloseable
             throw new AssertionError("the child did not exit within " + timeoutMs + " ms; " + describe());
         }
         return process.exitValue();
+    }
+
+    /**
+     * Sends the child a signal with {@code kill}.
+     *
+     * @param signal e.g. {@code STOP}, {@code CONT}.
+     * @throws Exception when {@code kill} fails.
+     */
+    void signal(final String signal) throws Exception
+    {
+        final Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+        if (kill.waitFor() != 0)
+        {
+            throw new AssertionError("kill -" + signal + " " + process.pid() + " failed");
+        }
     }
 
     /**
