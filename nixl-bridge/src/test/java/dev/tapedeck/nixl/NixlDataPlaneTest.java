@@ -83,6 +83,21 @@ class NixlDataPlaneTest
     }
 
     @Test
+    void aPlaneThatCannotOpenSaysWhyAndLeavesNoThread()
+    {
+        assumeFakeNixl();
+        try (NixlDataPlane first = new NixlDataPlane(settings("nixl-twice")))
+        {
+            final KvTransferException ex = assertThrows(KvTransferException.class,
+                () -> new NixlDataPlane(settings("nixl-twice")).close());
+            assertTrue(ex.getMessage().contains("nixl_capi_create_agent(nixl-twice) failed"), ex.getMessage());
+            assertEquals(1, Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.getName().equals("kv-io-nixl-twice") && thread.isAlive()).count());
+            assertEquals("nixl", first.kind());
+        }
+    }
+
+    @Test
     void aPeerThatWentAwayFailsTheRead() throws Exception
     {
         assumeFakeNixl();

@@ -1,6 +1,7 @@
 package dev.tapedeck.nixl;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -134,15 +135,23 @@ class UcxDataPlaneTest
     }
 
     @Test
-    void closedPlanesFailNewWork() throws Exception
+    void closedPlanesFailNewWorkAndStopTheirIoThread() throws Exception
     {
         final KvPeer peer = decode.addPeer("prefill-a", prefill.agentMetadata()).get(WAIT_MS, TimeUnit.MILLISECONDS);
+        assertTrue(ioThreadAlive("decode-a"));
         decode.close();
         decode.close();
+        assertFalse(ioThreadAlive("decode-a"));
         assertTrue(failure(decode.read(peer, new int[] {0}, new int[] {0}, new byte[0])).getMessage()
             .contains("no peer"));
         assertTrue(failure(decode.addPeer("prefill-a", prefill.agentMetadata())).getMessage().contains("closed"));
         decode = null;
+    }
+
+    private static boolean ioThreadAlive(final String engineId)
+    {
+        return Thread.getAllStackTraces().keySet().stream()
+            .anyMatch(thread -> thread.getName().equals("kv-io-" + engineId) && thread.isAlive());
     }
 
     private static KvTransferException failure(final CompletableFuture<?> future)

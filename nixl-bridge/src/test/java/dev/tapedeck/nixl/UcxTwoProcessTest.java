@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -90,6 +91,40 @@ class UcxTwoProcessTest
             final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
             assertInstanceOf(KvTransferException.class, ex.getCause());
             System.out.println("read from a killed prefill over tcp failed after " + tookMs + " ms: " +
+                ex.getCause().getMessage());
+            assertTrue(tookMs < 6_000, "took " + tookMs + " ms");
+        }
+    }
+
+    @Test
+    void aPrefillKilledMidPullFailsTheReadOverTcp() throws Exception
+    {
+        NativeAssumptions.assumeUcx();
+        final int blocks = 512;
+        final int[] all = new int[blocks];
+        for (int i = 0; i < blocks; i++)
+        {
+            all[i] = i;
+        }
+        try (ChildJvm child = ChildJvm.start(List.of(ChildJvm.bridgeLibraryProperty()), env("tcp"), "prefill", "ucx",
+            "prefill-m", Integer.toString(blocks), Integer.toString(BLOCK_BYTES), "req-m", "0");
+            UcxDataPlane decode = new UcxDataPlane(new KvDataPlaneSettings("ucx", "decode-m", blocks, BLOCK_BYTES,
+                "127.0.0.1")))
+        {
+            final byte[] metadata = Base64.getDecoder().decode(child.awaitLine("KVB1 ", WAIT_MS));
+            final KvPeer peer = decode.addPeer("prefill-m", metadata).get(WAIT_MS, TimeUnit.MILLISECONDS);
+            final long startNs = System.nanoTime();
+
+            final CompletableFuture<PullResult> read = decode.read(peer, all, all, new byte[0]);
+            Thread.sleep(2);
+            child.kill();
+
+            assumeTrue(!read.isDone() || read.isCompletedExceptionally(), "the 64 MiB read finished before the kill");
+            final ExecutionException ex = assertThrows(ExecutionException.class,
+                () -> read.get(WAIT_MS, TimeUnit.MILLISECONDS));
+            final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+            assertInstanceOf(KvTransferException.class, ex.getCause());
+            System.out.println("read from a prefill killed mid-pull over tcp failed after " + tookMs + " ms: " +
                 ex.getCause().getMessage());
             assertTrue(tookMs < 6_000, "took " + tookMs + " ms");
         }
