@@ -62,6 +62,7 @@ typedef struct kvb_ucx_peer
     uint64_t len;
     ucs_status_t failed;
     int err_peer;
+    uint64_t gen;
     char agent[KVB_NAME_MAX];
 } kvb_ucx_peer;
 
@@ -70,6 +71,7 @@ typedef struct kvb_ucx_xfer
     struct kvb_ucx_xfer *prev;
     struct kvb_ucx_xfer *next;
     int peer;
+    uint64_t peer_gen;
     int pending;
     int released;
     int notif_posted;
@@ -89,6 +91,7 @@ struct kvb_ucx
     void *rkey_buf;
     size_t rkey_len;
     kvb_ucx_xfer *xfers;
+    uint64_t peer_gen;
     kvb_ucx_peer peers[KVB_MAX_PEERS];
 };
 
@@ -418,6 +421,7 @@ int kvb_ucx_load_remote_md(kvb_ctx *ctx, const kvb_md_view *view, int *peer, cha
     }
     p->base = view->base;
     p->len = view->len;
+    p->gen = ++u->peer_gen;
     p->used = 1;
     *peer = slot;
     return KVB_OK;
@@ -492,6 +496,7 @@ static kvb_ucx_xfer *new_xfer(struct kvb_ucx *u, int peer, const void *notif, si
         return NULL;
     }
     x->peer = peer;
+    x->peer_gen = u->peers[peer].gen;
     if (notif_len > 0)
     {
         x->notif = malloc(notif_len);
@@ -614,6 +619,13 @@ int kvb_ucx_xfer_status(kvb_ctx *ctx, uint64_t xfer)
     }
     if (x->notif_len > 0 && !x->notif_posted)
     {
+        kvb_ucx_peer *p = &ctx->ucx->peers[x->peer];
+        if (!p->used || p->gen != x->peer_gen || p->failed != UCS_OK)
+        {
+            x->status = UCS_ERR_CANCELED;
+            snprintf(x->err, sizeof(x->err), "the peer was removed or failed before the notification went out");
+            return KVB_ERR;
+        }
         post_notif(ctx->ucx, x);
         if (x->status != UCS_OK)
         {
