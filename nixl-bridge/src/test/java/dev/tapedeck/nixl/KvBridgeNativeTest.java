@@ -33,6 +33,21 @@ class KvBridgeNativeTest
     }
 
     @Test
+    void theFactoryFallsFromNixlToUcxWhereLibnixlIsMissing() throws Exception
+    {
+        NativeAssumptions.assumeUcx();
+        try (ChildJvm child = ChildJvm.start(List.of(ChildJvm.bridgeLibraryProperty(),
+            "-D" + KvBridgeNative.NIXL_LIB_PROPERTY + "=/nonexistent/libnixl_capi.so"), Map.of(), "factory", "nixl"))
+        {
+            assertEquals("ucx", child.awaitLine("PLANE ", 30_000), child.describe());
+            final String fallback = child.awaitLine("FALLBACK ", 30_000);
+            assertTrue(fallback.startsWith("KV data plane nixl unavailable (NIXL unavailable: cannot dlopen") &&
+                fallback.contains("/nonexistent/libnixl_capi.so"), fallback);
+            assertEquals(0, child.waitFor(30_000), child.describe());
+        }
+    }
+
+    @Test
     void theFactoryFallsOverWhenTheBridgeLibraryIsMissing() throws Exception
     {
         try (ChildJvm child = ChildJvm.start(List.of("-D" + KvBridgeNative.LIB_PROPERTY + "=/nonexistent"), Map.of(),
