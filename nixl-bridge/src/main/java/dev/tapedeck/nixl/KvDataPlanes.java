@@ -82,6 +82,10 @@ public final class KvDataPlanes
                 return new NoopDataPlane();
             case "tcp":
                 return new TcpDataPlane(settings);
+            case "ucx":
+                return new UcxDataPlane(settings);
+            case "nixl":
+                return new NixlDataPlane(settings);
             default:
                 throw new KvTransferException("the " + settings.kind() + " plane is not built into this jar");
         }
