@@ -53,7 +53,7 @@ class KvBridgeNativeTest
         try (ChildJvm child = ChildJvm.start(List.of("-D" + KvBridgeNative.LIB_PROPERTY + "=/nonexistent"), Map.of(),
             "factory", "ucx"))
         {
-            assertEquals("noop", child.awaitLine("PLANE ", 30_000), child.describe());
+            assertEquals("tcp", child.awaitLine("PLANE ", 30_000), child.describe());
             final String fallback = child.awaitLine("FALLBACK ", 30_000);
             assertTrue(fallback.startsWith("KV data plane ucx unavailable") && fallback.contains("/nonexistent"),
                 fallback);
