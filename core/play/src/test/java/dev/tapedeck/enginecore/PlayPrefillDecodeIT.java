@@ -11,6 +11,7 @@ import org.msgpack.value.ValueFactory;
 
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.kvtransfer.KvTransferSettings;
+import dev.tapedeck.nixl.KvBridgeNative;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.play.Play;
@@ -19,6 +20,7 @@ import dev.tapedeck.play.PlayContext;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * P/D through the engine-core protocol, as a real vLLM frontend drives two {@code play} engines: the prefill gets
@@ -31,9 +33,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PlayPrefillDecodeIT
 {
     @ParameterizedTest
-    @ValueSource(strings = {"noop", "tcp"})
+    @ValueSource(strings = {"noop", "tcp", "ucx"})
     void aPrefillEngineAnswersWithParamsAndADecodeEnginePullsItsBlocks(final String plane) throws Exception
     {
+        assumeTrue(!"ucx".equals(plane) || KvBridgeNative.available(),
+            () -> "the ucx plane needs libucx (apt-get install libucx-dev): " + KvBridgeNative.unavailableReason());
         final KvTransferSettings settings = new KvTransferSettings("kv_both", "play-" + plane, "127.0.0.1", 0,
             plane, KvTransferSettings.DEFAULT_SHAPE, 4096, 0, 64L << 20, true, false, true, 480_000_000_000L, 5_000,
             1_000_000, 25e9, 0);

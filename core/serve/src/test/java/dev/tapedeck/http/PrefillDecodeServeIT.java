@@ -13,11 +13,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.tapedeck.kvtransfer.KvTransferSettings;
+import dev.tapedeck.nixl.KvBridgeNative;
 import dev.tapedeck.serve.ServeContext;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Prefill/decode disaggregation between two {@code serve} servers over real HTTP, side channel and data plane, as
@@ -83,9 +85,11 @@ class PrefillDecodeServeIT
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"noop", "tcp"})
+    @ValueSource(strings = {"noop", "tcp", "ucx"})
     void theDecodePullsThePrefillsBlocksAndItsNotificationFreesThem(final String plane) throws Exception
     {
+        assumeTrue(!"ucx".equals(plane) || KvBridgeNative.available(),
+            () -> "the ucx plane needs libucx (apt-get install libucx-dev): " + KvBridgeNative.unavailableReason());
         final KvTransferSettings.ModelShape shape = KvTransferSettings.DEFAULT_SHAPE;
         // 4096 KV bytes per token (--kv-bytes-per-token) whatever the shape
         try (TestServer prefill = server(settings("prefill-a", plane, shape, 480_000_000_000L, false));
@@ -121,7 +125,7 @@ class PrefillDecodeServeIT
             assertEquals(1.0, decode.metric("vllm:nixl_xfer_time_seconds_count" + LABELS));
             assertEquals(blocks, decode.metric("vllm:nixl_num_descriptors_sum" + LABELS));
             final double bytes = decode.metric("vllm:nixl_bytes_transferred_sum" + LABELS);
-            if ("tcp".equals(plane))
+            if (!"noop".equals(plane))
             {
                 assertTrue(bytes >= blocks * 8.0 && bytes % blocks == 0, "real bytes, whole blocks: " + bytes);
             }

@@ -11,9 +11,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import dev.tapedeck.http.TestServer;
 import dev.tapedeck.kvtransfer.KvTransferSettings;
+import dev.tapedeck.nixl.KvBridgeNative;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The whole P/D loop in one JVM, every part real: {@code tapedeck load --prefill-url --decode-url} (picocli,
@@ -41,9 +43,11 @@ class PrefillDecodeLoadIT
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"noop", "tcp"})
+    @ValueSource(strings = {"noop", "tcp", "ucx"})
     void loadDrivesAPrefillDecodePairAndSplitsTtft(final String plane) throws Exception
     {
+        assumeTrue(!"ucx".equals(plane) || KvBridgeNative.available(),
+            () -> "the ucx plane needs libucx (apt-get install libucx-dev): " + KvBridgeNative.unavailableReason());
         try (TestServer prefill = server("prefill-" + plane, plane);
             TestServer decode = server("decode-" + plane, plane))
         {
