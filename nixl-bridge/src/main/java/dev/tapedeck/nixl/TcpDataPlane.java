@@ -355,6 +355,12 @@ public final class TcpDataPlane implements KvDataPlane
         private long nextTimeoutCheckNs;
 
         @Override
+        public void onStart()
+        {
+            nextTimeoutCheckNs = System.nanoTime();
+        }
+
+        @Override
         public String roleName()
         {
             return "kv-io-" + settings.engineId();
