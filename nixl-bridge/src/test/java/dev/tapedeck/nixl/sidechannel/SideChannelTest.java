@@ -40,6 +40,41 @@ class SideChannelTest
     }
 
     @Test
+    void manyFetchesInARowAreAllAnswered() throws Exception
+    {
+        try (SideChannelServer server = SideChannelServer.start(HOST, 0,
+            HandshakeCodec.encodePayload("hash-1", METADATA));
+            SideChannelClient client = new SideChannelClient(5_000, "hash-1"))
+        {
+            for (int i = 0; i < 200; i++)
+            {
+                assertEquals(METADATA, client.fetch(HOST, server.port()).get(10, TimeUnit.SECONDS).metadata(),
+                    "fetch " + i);
+            }
+        }
+    }
+
+    @Test
+    void closingTheClientFailsAWaitingFetchPromptly() throws Exception
+    {
+        final int port;
+        try (ServerSocket probe = new ServerSocket(0))
+        {
+            port = probe.getLocalPort();
+        }
+        final SideChannelClient client = new SideChannelClient(30_000, null);
+        final CompletableFuture<Handshake> waiting = client.fetch(HOST, port);
+        final CompletableFuture<Handshake> queued = client.fetch(HOST, port);
+        Thread.sleep(200);
+        final long startNs = System.nanoTime();
+        client.close();
+        final long closeMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+        assertTrue(closeMs < 2_000, "close took " + closeMs + " ms");
+        assertTrue(cause(waiting).getMessage().contains("closed while waiting"));
+        assertTrue(cause(queued).getMessage().contains("client is closed"));
+    }
+
+    @Test
     void rejectsAForeignHashOrEngine() throws Exception
     {
         try (SideChannelServer server = SideChannelServer.start(HOST, 0,
