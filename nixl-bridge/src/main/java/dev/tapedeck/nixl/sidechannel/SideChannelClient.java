@@ -36,6 +36,13 @@ public final class SideChannelClient implements AutoCloseable
     public static final int DEFAULT_TIMEOUT_MS = 5_000;
     /** A waiting request checks for {@link #close()} this often, in milliseconds. */
     static final int POLL_SLICE_MS = 100;
+    /**
+     * A request not answered within this many milliseconds is sent again on a fresh socket, until the timeout:
+     * JeroMQ 0.6.0 loses about 1 in 400 requests sent on a new connection (the ROUTER never sees them), whoever the
+     * server is. Fetches are idempotent; a repeated notification is possible only if a request arrived but its reply
+     * was lost, which was never seen.
+     */
+    static final long ATTEMPT_MS = 1_000;
 
     private final ZContext context = new ZContext(1);
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r ->
@@ -47,12 +54,7 @@ public final class SideChannelClient implements AutoCloseable
     private final int timeoutMs;
     private final String localCompatibilityHash;
     private volatile boolean closing;
-    /**
-     * One REQ socket per endpoint, kept while it answers (client thread only). A socket per request, as vLLM does with
-     * libzmq, lost about 1 in 200 requests under JeroMQ 0.6.0 when sockets came and went quickly (the ROUTER never saw
-     * the request); a kept socket lost none in 1500. A socket that timed out is closed (a REQ socket must get its
-     * reply before it may send again).
-     */
+    /** One REQ socket per endpoint, kept while it answers; client thread only. */
     private final Map<String, ZMQ.Socket> sockets = new HashMap<>();
 
     /**
@@ -215,49 +217,57 @@ public final class SideChannelClient implements AutoCloseable
     private byte[] request(final String host, final int port, final byte[] message)
     {
         final String endpoint = "tcp://" + host + ":" + port;
-        ZMQ.Socket socket = sockets.remove(endpoint);
-        if (null == socket)
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        boolean sent = false;
+        while (!closing)
         {
-            socket = context.createSocket(SocketType.REQ);
-            socket.setLinger(0);
-            // immediate: a request is queued only once the connection is up (send waits for it, at most the timeout)
-            socket.setImmediate(true);
-            socket.setSendTimeOut(timeoutMs);
-            socket.connect(endpoint);
-        }
-        final byte[] reply = exchange(socket, host + ":" + port, message);
-        if (null == reply)
-        {
+            final long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadlineNs - System.nanoTime());
+            if (remainingMs <= 0)
+            {
+                break;
+            }
+            ZMQ.Socket socket = sockets.remove(endpoint);
+            if (null == socket)
+            {
+                socket = context.createSocket(SocketType.REQ);
+                socket.setLinger(0);
+                // immediate: a request is queued only once the connection is up (send waits for it)
+                socket.setImmediate(true);
+                socket.connect(endpoint);
+            }
+            final long attemptMs = Math.min(ATTEMPT_MS, remainingMs);
+            socket.setSendTimeOut((int)attemptMs);
+            if (socket.send(message, 0))
+            {
+                sent = true;
+                final byte[] reply = awaitReply(socket, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(attemptMs));
+                if (null != reply)
+                {
+                    sockets.put(endpoint, socket);
+                    return reply;
+                }
+            }
             socket.close();
-            throw new KvTransferException("side channel " + host + ":" + port + (closing ?
-                ": the client was closed while waiting" : ": no reply within " + timeoutMs +
-                " ms (is the prefill's side channel up?)"));
         }
-        sockets.put(endpoint, socket);
-        return reply;
+        throw new KvTransferException("side channel " + host + ":" + port + (closing ?
+            ": the client was closed while waiting" : (sent ? ": no reply within " : ": could not send within ") +
+            timeoutMs + " ms (is the prefill's side channel up?)"));
     }
 
-    private byte[] exchange(final ZMQ.Socket socket, final String where, final byte[] message)
+    private byte[] awaitReply(final ZMQ.Socket socket, final long deadlineNs)
     {
-        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        if (!socket.send(message, 0))
-        {
-            socket.close();
-            throw new KvTransferException("side channel " + where + ": could not send within " + timeoutMs + " ms");
-        }
         // poll in slices, so close() is noticed, then take the reply without waiting
-        byte[] reply = null;
         try (ZMQ.Poller poller = context.createPoller(1))
         {
             poller.register(socket, ZMQ.Poller.POLLIN);
-            while (null == reply && !closing && System.nanoTime() - deadlineNs < 0)
+            while (!closing && System.nanoTime() - deadlineNs < 0)
             {
-                if (poller.poll(Math.min(POLL_SLICE_MS, timeoutMs)) > 0 && poller.pollin(0))
+                if (poller.poll(POLL_SLICE_MS) > 0 && poller.pollin(0))
                 {
-                    reply = socket.recv(ZMQ.DONTWAIT);
+                    return socket.recv(ZMQ.DONTWAIT);
                 }
             }
         }
-        return reply;
+        return null;
     }
 }
