@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -179,6 +180,53 @@ class TcpDataPlaneTest
             {
                 socket.close();
             }
+        }
+    }
+
+    @Test
+    void aPrefillThatClosesMidReadFailsTheReadAtOnce() throws Exception
+    {
+        try (ServerSocket halfway = new ServerSocket(0, 8, InetAddress.getByName(HOST));
+            TcpDataPlane decode = new TcpDataPlane(settings("decode", 4, BLOCK_BYTES), 10_000))
+        {
+            final Thread server = new Thread(() ->
+            {
+                try (Socket socket = halfway.accept())
+                {
+                    socket.getInputStream().read(new byte[64]);
+                    final ByteBuffer header = ByteBuffer.allocate(12).putInt(0).putLong(2L * BLOCK_BYTES);
+                    socket.getOutputStream().write(header.array());
+                    socket.getOutputStream().write(new byte[BLOCK_BYTES + 100]);
+                    socket.getOutputStream().flush();
+                }
+                catch (final IOException ignored)
+                {
+                    // the test fails on its own if this side breaks
+                }
+            });
+            server.setDaemon(true);
+            server.start();
+            final KvPeer peer = decode.addPeer("halfway", (HOST + ":" + halfway.getLocalPort())
+                .getBytes(StandardCharsets.UTF_8)).get(5, TimeUnit.SECONDS);
+            final long startNs = System.nanoTime();
+            final KvTransferException ex = failure(decode.read(peer, new int[] {0, 1}, new int[] {0, 1}, new byte[0]));
+            final long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+            assertTrue(ex.getMessage().contains("mid-read"), ex.getMessage());
+            assertTrue(elapsedMs < 2_000, "failed after " + elapsedMs + " ms");
+        }
+    }
+
+    @Test
+    void closingFromACallbackOnTheIoThreadDoesNotHang() throws Exception
+    {
+        try (TcpDataPlane prefill = new TcpDataPlane(settings("prefill", 4, BLOCK_BYTES)))
+        {
+            final TcpDataPlane decode = new TcpDataPlane(settings("decode", 4, BLOCK_BYTES));
+            final KvPeer peer = decode.addPeer("prefill", prefill.agentMetadata()).get(5, TimeUnit.SECONDS);
+            decode.read(peer, new int[] {0}, new int[] {0}, new byte[0]).thenRun(decode::close)
+                .get(10, TimeUnit.SECONDS);
+            final KvTransferException closed = failure(decode.read(peer, new int[] {0}, new int[] {0}, new byte[0]));
+            assertTrue(closed.getMessage().contains("is closed"), closed.getMessage());
         }
     }
 
