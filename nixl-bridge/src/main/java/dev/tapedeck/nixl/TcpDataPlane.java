@@ -389,7 +389,15 @@ public final class TcpDataPlane implements KvDataPlane
             Command command;
             while (null != (command = commands.poll()))
             {
-                command.action.run();
+                try
+                {
+                    command.action.run();
+                }
+                catch (final RuntimeException ex)
+                {
+                    command.future.completeExceptionally(new KvTransferException("tcp plane " +
+                        settings.engineId() + ": " + ex, ex));
+                }
                 work++;
             }
             selector.selectNow();
