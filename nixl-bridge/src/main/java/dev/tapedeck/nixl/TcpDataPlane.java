@@ -64,6 +64,7 @@ public final class TcpDataPlane implements KvDataPlane
     private final AtomicLong nextPeerHandle = new AtomicLong(1);
     private final AgentRunner runner;
     private volatile boolean closed;
+    private volatile Thread ioThread;
     /** The decode's connections, by peer handle; I/O thread only. */
     private final Map<Long, TcpPullConnection> outbound = new HashMap<>();
     /** The prefill's accepted connections; I/O thread only. */
@@ -261,7 +262,8 @@ public final class TcpDataPlane implements KvDataPlane
     }
 
     /**
-     * Stop the I/O thread (waiting for it), close every connection and the listener; pending reads fail.
+     * Stop the I/O thread (waiting for it, unless called on it), close every connection and the listener; pending
+     * reads fail. Later calls do nothing.
      */
     @Override
     public void close()
@@ -272,6 +274,19 @@ public final class TcpDataPlane implements KvDataPlane
         }
         closed = true;
         selector.wakeup();
+        if (Thread.currentThread() == ioThread)
+        {
+            // a future's callback on the I/O thread: that thread cannot wait for itself, so another one does
+            final Thread closer = new Thread(this::stop, "kv-io-close-" + settings.engineId());
+            closer.setDaemon(true);
+            closer.start();
+            return;
+        }
+        stop();
+    }
+
+    private void stop()
+    {
         runner.close();
         failQueuedCommands();
     }
@@ -368,6 +383,13 @@ public final class TcpDataPlane implements KvDataPlane
         private long nextTimeoutCheckNs;
 
         @Override
+        public void onStart()
+        {
+            ioThread = Thread.currentThread();
+            nextTimeoutCheckNs = System.nanoTime();
+        }
+
+        @Override
         public String roleName()
         {
             return "kv-io-" + settings.engineId();
@@ -380,7 +402,15 @@ public final class TcpDataPlane implements KvDataPlane
             Command command;
             while (null != (command = commands.poll()))
             {
-                command.action.run();
+                try
+                {
+                    command.action.run();
+                }
+                catch (final RuntimeException ex)
+                {
+                    command.future.completeExceptionally(new KvTransferException("tcp plane " +
+                        settings.engineId() + ": " + ex, ex));
+                }
                 work++;
             }
             selector.selectNow();

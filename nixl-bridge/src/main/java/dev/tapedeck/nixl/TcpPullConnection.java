@@ -29,6 +29,7 @@ final class TcpPullConnection
     private final ByteBuffer scratch = ByteBuffer.allocate(64);
     private final Consumer<TcpPullConnection> onClosed;
     private boolean connected;
+    private boolean closed;
     private ByteBuffer errorMessage;
     private long bodyRemaining = -1;
 
@@ -250,10 +251,11 @@ final class TcpPullConnection
      */
     void failAll(final String reason)
     {
-        if (!channel.isOpen())
+        if (closed)
         {
             return;
         }
+        closed = true;
         key.cancel();
         try
         {

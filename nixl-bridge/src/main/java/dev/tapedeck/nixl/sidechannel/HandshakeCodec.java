@@ -312,7 +312,9 @@ public final class HandshakeCodec
 
     private static KvTransferException malformed(final String what, final MsgPackReader reader, final String why)
     {
-        return new KvTransferException("malformed " + what + ": " + why + " (" + reader.remaining() +
-            " of the input's bytes left unread)");
+        final String error = reader.errorMessage();
+        final String detail = reader.ok() || why.equals(error) ? "" : " (" + error + ")";
+        return new KvTransferException("malformed " + what + ": " + why + detail + ", " + reader.remaining() +
+            " of the input's bytes left unread");
     }
 }

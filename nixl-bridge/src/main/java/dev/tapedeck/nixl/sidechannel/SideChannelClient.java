@@ -2,10 +2,13 @@ package dev.tapedeck.nixl.sidechannel;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -15,13 +18,15 @@ import dev.tapedeck.nixl.KvTransferException;
 
 /**
  * The decode's side of the side channel, as vLLM's {@code NixlConnectorWorker._nixl_handshake} (vLLM @002a1057): a
- * ZeroMQ REQ socket per request, connected to {@code tcp://host:port}, sending {@code msgpack((b"get_meta_msg",
- * tp_rank))} and waiting at most the timeout (vLLM: {@code RCVTIMEO} 5000 ms) for the {@code NixlHandshakePayload}.
- * Like vLLM it checks the compatibility hash <i>before</i> decoding the agent metadata (unless the check is disabled,
- * vLLM's {@code enforce_handshake_compat=false}) and, when asked, that the metadata's {@code engine_id} is the
+ * ZeroMQ REQ socket (vLLM opens one per handshake; this client keeps one per endpoint) connected to
+ * {@code tcp://host:port}, sending {@code msgpack((b"get_meta_msg", tp_rank))} and waiting at most the timeout (vLLM:
+ * {@code RCVTIMEO} 5000 ms) for the {@code NixlHandshakePayload}. Like vLLM it checks the compatibility hash
+ * <i>before</i> decoding the agent metadata (unless the check is disabled, vLLM's
+ * {@code enforce_handshake_compat=false}) and, when asked, that the metadata's {@code engine_id} is the
  * expected one. {@link #notify} sends tapedeck's {@code (b"tapedeck_notif", notification)} extension.
  * <p>
- * <b>Threading</b>: every method may be called from any thread and returns at once; the sockets are used only on
+ * <b>Threading</b>: every method may be called from any thread and returns at once; the sockets (one REQ socket per
+ * endpoint, kept while it answers) are used only on
  * the client's own thread ({@code kv-side-channel-client}), where the futures complete; requests run one at a time,
  * as vLLM's single handshake-initiator thread does. Callers must not block that thread in a callback.
  */
@@ -29,6 +34,15 @@ public final class SideChannelClient implements AutoCloseable
 {
     /** vLLM's handshake receive timeout. */
     public static final int DEFAULT_TIMEOUT_MS = 5_000;
+    /** A waiting request checks for {@link #close()} this often, in milliseconds. */
+    static final int POLL_SLICE_MS = 100;
+    /**
+     * A request not answered within this many milliseconds is sent again on a fresh socket, until the timeout:
+     * JeroMQ 0.6.0 loses about 1 in 400 requests sent on a new connection (the ROUTER never sees them), whoever the
+     * server is. Fetches are idempotent; a repeated notification is possible only if a request arrived but its reply
+     * was lost, which was never seen.
+     */
+    static final long ATTEMPT_MS = 1_000;
 
     private final ZContext context = new ZContext(1);
     private final ExecutorService executor = Executors.newSingleThreadExecutor(r ->
@@ -39,6 +53,9 @@ public final class SideChannelClient implements AutoCloseable
     });
     private final int timeoutMs;
     private final String localCompatibilityHash;
+    private volatile boolean closing;
+    /** One REQ socket per endpoint, kept while it answers; client thread only. */
+    private final Map<String, ZMQ.Socket> sockets = new HashMap<>();
 
     /**
      * @param timeoutMs how long a request may wait for its reply (and for its send), in milliseconds.
@@ -140,13 +157,27 @@ public final class SideChannelClient implements AutoCloseable
     }
 
     /**
-     * Stop the client's thread; requests not yet started fail, a running one ends at its timeout.
+     * Stop the client: requests not yet started fail, a running one is abandoned within {@value #POLL_SLICE_MS} ms
+     * (and fails); waits for the client's thread.
      */
     @Override
     public void close()
     {
-        executor.shutdownNow();
-        context.close();
+        closing = true;
+        executor.shutdown();
+        try
+        {
+            executor.awaitTermination(timeoutMs + 1_000L, TimeUnit.MILLISECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        finally
+        {
+            executor.shutdownNow();
+            context.close();
+        }
     }
 
     private interface Call<T>
@@ -163,6 +194,10 @@ public final class SideChannelClient implements AutoCloseable
             {
                 try
                 {
+                    if (closing)
+                    {
+                        throw new KvTransferException("side channel client is closed");
+                    }
                     future.complete(call.run());
                 }
                 catch (final RuntimeException ex)
@@ -182,29 +217,57 @@ public final class SideChannelClient implements AutoCloseable
     private byte[] request(final String host, final int port, final byte[] message)
     {
         final String endpoint = "tcp://" + host + ":" + port;
-        final ZMQ.Socket socket = context.createSocket(SocketType.REQ);
-        try
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        boolean sent = false;
+        while (!closing)
         {
-            socket.setLinger(0);
-            socket.setReceiveTimeOut(timeoutMs);
-            socket.setSendTimeOut(timeoutMs);
-            socket.connect(endpoint);
-            if (!socket.send(message, 0))
+            final long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadlineNs - System.nanoTime());
+            if (remainingMs <= 0)
             {
-                throw new KvTransferException("side channel " + host + ":" + port + ": could not send within " +
-                    timeoutMs + " ms");
+                break;
             }
-            final byte[] reply = socket.recv(0);
-            if (null == reply)
+            ZMQ.Socket socket = sockets.remove(endpoint);
+            if (null == socket)
             {
-                throw new KvTransferException("side channel " + host + ":" + port + ": no reply within " +
-                    timeoutMs + " ms (is the prefill's side channel up?)");
+                socket = context.createSocket(SocketType.REQ);
+                socket.setLinger(0);
+                // immediate: a request is queued only once the connection is up (send waits for it)
+                socket.setImmediate(true);
+                socket.connect(endpoint);
             }
-            return reply;
-        }
-        finally
-        {
+            final long attemptMs = Math.min(ATTEMPT_MS, remainingMs);
+            socket.setSendTimeOut((int)attemptMs);
+            if (socket.send(message, 0))
+            {
+                sent = true;
+                final byte[] reply = awaitReply(socket, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(attemptMs));
+                if (null != reply)
+                {
+                    sockets.put(endpoint, socket);
+                    return reply;
+                }
+            }
             socket.close();
         }
+        throw new KvTransferException("side channel " + host + ":" + port + (closing ?
+            ": the client was closed while waiting" : (sent ? ": no reply within " : ": could not send within ") +
+            timeoutMs + " ms (is the prefill's side channel up?)"));
+    }
+
+    private byte[] awaitReply(final ZMQ.Socket socket, final long deadlineNs)
+    {
+        // poll in slices, so close() is noticed, then take the reply without waiting
+        try (ZMQ.Poller poller = context.createPoller(1))
+        {
+            poller.register(socket, ZMQ.Poller.POLLIN);
+            while (!closing && System.nanoTime() - deadlineNs < 0)
+            {
+                if (poller.poll(POLL_SLICE_MS) > 0 && poller.pollin(0))
+                {
+                    return socket.recv(ZMQ.DONTWAIT);
+                }
+            }
+        }
+        return null;
     }
 }
