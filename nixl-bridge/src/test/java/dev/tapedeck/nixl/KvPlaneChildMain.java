@@ -55,7 +55,15 @@ public final class KvPlaneChildMain
     {
         final KvDataPlaneSettings settings = new KvDataPlaneSettings(kind, engineId, numBlocks, blockBytes,
             "127.0.0.1");
-        return "nixl".equals(kind) ? new NixlDataPlane(settings) : new UcxDataPlane(settings);
+        switch (kind)
+        {
+            case "nixl":
+                return new NixlDataPlane(settings);
+            case "tcp":
+                return new TcpDataPlane(settings);
+            default:
+                return new UcxDataPlane(settings);
+        }
     }
 
     private static void prefill(final String[] args) throws IOException, InterruptedException

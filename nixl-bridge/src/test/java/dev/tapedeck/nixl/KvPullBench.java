@@ -8,12 +8,13 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Reported, not gating: GB/s (1e9 B/s) of a 256 x 128 KiB read through the {@code ucx} plane against a Java copy of
- * the same bytes between two direct buffers, in the same run. Usage: {@code KvPullBench same} (two planes in this
- * JVM) or {@code KvPullBench two <UCX_TLS>} (the prefill in a child JVM with that transport); the system property
- * {@code kvbridge.lib} names the library when run from test classes. {@code -Dkvbench.poolBlocks=N} (a multiple of
- * 256, default 256) makes both pools N blocks and moves each run's 256 blocks to the next slice of them, so that with
- * pools well beyond the last-level cache the bytes come from DRAM. Single-threaded driver.
+ * Reported, not gating: GB/s (1e9 B/s) of a 256 x 128 KiB read through a data plane against a Java copy of the same
+ * bytes between two direct buffers, in the same run. Usage: {@code KvPullBench same} (two ucx planes in this JVM),
+ * {@code KvPullBench two <UCX_TLS>} (the ucx prefill in a child JVM with that transport), or {@code KvPullBench tcp}
+ * (the Java tcp plane, the prefill in a child JVM); {@code bench/scripts/kv-pull.sh} runs all three. The system
+ * property {@code kvbridge.lib} names the library when run from test classes. {@code -Dkvbench.poolBlocks=N} (a
+ * multiple of 256, default 256) makes both pools N blocks and moves each run's 256 blocks to the next slice of them, so
+ * that with pools well beyond the last-level cache the bytes come from DRAM. Single-threaded driver.
  */
 public final class KvPullBench
 {
@@ -33,6 +34,22 @@ public final class KvPullBench
      */
     public static void main(final String[] args) throws Exception
     {
+        if ("tcp".equals(args[0]))
+        {
+            try (TcpDataPlane decode = new TcpDataPlane(new KvDataPlaneSettings("tcp", "bench-decode", POOL_BLOCKS,
+                BLOCK_BYTES, "127.0.0.1"));
+                ChildJvm child = ChildJvm.start(List.of(), Map.of(), "prefill", "tcp", "bench-prefill",
+                    Integer.toString(POOL_BLOCKS), Integer.toString(BLOCK_BYTES), "bench",
+                    Integer.toString(BLOCKS - 1)))
+            {
+                System.out.println("java tcp plane, prefill in a child JVM, pools of " + POOL_BLOCKS + " blocks");
+                final byte[] metadata = Base64.getDecoder().decode(child.awaitLine("KVB1 ", 30_000));
+                measure("tcp", decode, decode.addPeer("bench-prefill", metadata).get(30, TimeUnit.SECONDS));
+                child.closeStdin();
+                child.waitFor(30_000);
+            }
+            return;
+        }
         final String reason = KvBridgeNative.unavailableReason();
         if (reason != null)
         {
@@ -51,7 +68,7 @@ public final class KvPullBench
                     Integer.toString(BLOCKS - 1)))
                 {
                     final byte[] metadata = Base64.getDecoder().decode(child.awaitLine("KVB1 ", 30_000));
-                    measure(decode, decode.addPeer("bench-prefill", metadata).get(30, TimeUnit.SECONDS));
+                    measure("ucx", decode, decode.addPeer("bench-prefill", metadata).get(30, TimeUnit.SECONDS));
                     child.closeStdin();
                     child.waitFor(30_000);
                 }
@@ -61,7 +78,8 @@ public final class KvPullBench
                 try (UcxDataPlane prefill = new UcxDataPlane(settings("bench-prefill")))
                 {
                     KvBlockPattern.fill(prefill.pool().block(BLOCKS - 1), KvBlockPattern.seed("bench", 0));
-                    measure(decode, decode.addPeer("bench-prefill", prefill.agentMetadata()).get(30, TimeUnit.SECONDS));
+                    measure("ucx", decode,
+                        decode.addPeer("bench-prefill", prefill.agentMetadata()).get(30, TimeUnit.SECONDS));
                 }
             }
         }
@@ -84,7 +102,7 @@ public final class KvPullBench
         return ids;
     }
 
-    private static void measure(final UcxDataPlane decode, final KvPeer peer) throws Exception
+    private static void measure(final String plane, final KvDataPlane decode, final KvPeer peer) throws Exception
     {
         final long bytes = (long)BLOCKS * BLOCK_BYTES;
         final double[] readGbps = new double[RUNS];
@@ -123,10 +141,11 @@ public final class KvPullBench
                 copyGbps[run] = (double)bytes / tookNs;
             }
         }
-        System.out.printf("ucx read of %d x %d B: median %.2f GB/s, best %.2f GB/s%n", BLOCKS, BLOCK_BYTES,
+        System.out.printf("%s read of %d x %d B: median %.2f GB/s, best %.2f GB/s%n", plane, BLOCKS, BLOCK_BYTES,
             median(readGbps), Arrays.stream(readGbps).max().orElse(0));
         System.out.printf("java copy of the same bytes: median %.2f GB/s, best %.2f GB/s%n", median(copyGbps),
             Arrays.stream(copyGbps).max().orElse(0));
+        System.out.printf("ratio %s read / copy: %.2f%n", plane, median(readGbps) / median(copyGbps));
     }
 
     private static double median(final double[] values)
