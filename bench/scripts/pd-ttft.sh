@@ -10,8 +10,8 @@ requests="${1:-50}"; planes="${2:-noop tcp ucx}"
 jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core/cli -am package
 out=bench/target/pd-ttft; mkdir -p "$out"
-java_run() { UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n exec java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED \
-    --enable-native-access=ALL-UNNAMED -jar "$jar" "$@"; }
+export UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n
+jvm=(java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar")
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
@@ -29,21 +29,21 @@ if pd:
 print(line)
 PY
 }
-java_run serve --port 18801 --max-model-len 4096 >"$out/single.log" 2>&1 & pids+=($!)
+"${jvm[@]}" serve --port 18801 --max-model-len 4096 >"$out/single.log" 2>&1 & pids+=($!)
 await 18801
-java_run load --url http://127.0.0.1:18801 "${shape[@]}" --report "$out/single.json" >/dev/null
+"${jvm[@]}" load --url http://127.0.0.1:18801 "${shape[@]}" --report "$out/single.json" >/dev/null
 summary single "$out/single.json"
-kill "${pids[@]}"; wait 2>/dev/null || true; pids=()
+cleanup; pids=()
 for plane in $planes; do
     cfg='{"kv_connector":"NixlConnector","kv_role":"kv_both"}'
-    java_run serve --port 18811 --max-model-len 4096 --kv-transfer-config "$cfg" --kv-data-plane "$plane" \
+    "${jvm[@]}" serve --port 18811 --max-model-len 4096 --kv-transfer-config "$cfg" --kv-data-plane "$plane" \
         --side-channel-port 18821 --kv-cache-size 4096 >"$out/prefill-$plane.log" 2>&1 & pids+=($!)
-    java_run serve --port 18812 --max-model-len 4096 --kv-transfer-config "$cfg" --kv-data-plane "$plane" \
+    "${jvm[@]}" serve --port 18812 --max-model-len 4096 --kv-transfer-config "$cfg" --kv-data-plane "$plane" \
         --side-channel-port 18822 --kv-cache-size 4096 >"$out/decode-$plane.log" 2>&1 & pids+=($!)
     await 18811; await 18812
-    java_run load --prefill-url http://127.0.0.1:18811 --decode-url http://127.0.0.1:18812 "${shape[@]}" \
+    "${jvm[@]}" load --prefill-url http://127.0.0.1:18811 --decode-url http://127.0.0.1:18812 "${shape[@]}" \
         --scrape-metrics http://127.0.0.1:18812/metrics --report "$out/pd-$plane.json" >/dev/null
     summary "pd-$plane" "$out/pd-$plane.json"
     grep -h "KV transfer:" "$out/prefill-$plane.log" | sed 's/^/    /' | head -1
-    kill "${pids[@]}"; wait 2>/dev/null || true; pids=()
+    cleanup; pids=()
 done

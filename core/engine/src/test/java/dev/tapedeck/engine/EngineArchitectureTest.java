@@ -17,7 +17,7 @@ class EngineArchitectureTest
     private static final JavaClasses MAIN = new ClassFileImporter()
         .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
         .importPackages("dev.tapedeck.engine", "dev.tapedeck.kv", "dev.tapedeck.lora", "dev.tapedeck.metrics",
-            "dev.tapedeck.kvevents", "dev.tapedeck.capture");
+            "dev.tapedeck.kvevents", "dev.tapedeck.capture", "dev.tapedeck.kvtransfer");
 
     @Test
     void theEngineSeesKvEventsAndCaptureOnlyThroughItsOwnInterfaces()
@@ -25,6 +25,17 @@ class EngineArchitectureTest
         noClasses().that().resideInAPackage("dev.tapedeck.engine")
             .should().dependOnClassesThat().resideInAnyPackage("dev.tapedeck.kvevents", "dev.tapedeck.capture")
             .because("the engine publishes through KvEventSink and RequestObserver, whoever implements them")
+            .check(MAIN);
+    }
+
+    @Test
+    void theEngineSeesKvTransferOnlyThroughItsKvConnector()
+    {
+        noClasses().that().resideInAnyPackage("dev.tapedeck.engine", "dev.tapedeck.kv", "dev.tapedeck.lora",
+                "dev.tapedeck.metrics")
+            .should().dependOnClassesThat().resideInAnyPackage("dev.tapedeck.kvtransfer", "dev.tapedeck.nixl..")
+            .because("P/D disaggregation plugs into the engine through KvConnector; the data planes and the side " +
+                "channel stay behind it")
             .check(MAIN);
     }
 
