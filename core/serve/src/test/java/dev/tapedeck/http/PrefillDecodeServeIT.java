@@ -139,6 +139,47 @@ class PrefillDecodeServeIT
         }
     }
 
+    @Test
+    void withALocalPrefixHitTheDecodeReadsOnlyTheLastRemoteBlocksAndTheyVerify() throws Exception
+    {
+        try (TestServer prefill = server(settings("prefill-i", "tcp", KvTransferSettings.DEFAULT_SHAPE,
+            480_000_000_000L, false));
+            TestServer decode = server(settings("decode-i", "tcp", KvTransferSettings.DEFAULT_SHAPE,
+                480_000_000_000L, false)))
+        {
+            // the decode computed this prompt before: its full blocks are in its prefix cache
+            final JsonNode warm = JSON.readTree(decode.post("/v1/completions", "{\"prompt\":\"" + PROMPT +
+                "\",\"max_tokens\":1}").body());
+            final int promptTokens = warm.at("/usage/prompt_tokens").asInt();
+            final int blocks = (promptTokens + 15) / 16;
+            final int hitBlocks = (promptTokens - 1) / 16;
+            final JsonNode answer = decode(decode, prefill(prefill).get("kv_transfer_params"));
+            assertEquals(promptTokens - 1, answer.at("/usage/prompt_tokens_details/cached_tokens").asInt());
+            assertEquals(blocks - hitBlocks, decode.metric("vllm:nixl_num_descriptors_sum" + LABELS),
+                "only the blocks the local cache lacks, the last ones");
+            assertEquals(0.0, decode.metric("vllm:nixl_num_failed_transfers_total" + LABELS), "and they verify");
+            assertEquals(promptTokens - 1.0 - hitBlocks * 16, decode.metric("vllm:prompt_tokens_by_source_total{" +
+                "engine=\"0\",model_name=\"Qwen/Qwen3-8B\",source=\"external_kv_transfer\"}"));
+            awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
+        }
+    }
+
+    @Test
+    void aStreamingPrefillReturnsNoParamsAndKeepsItsBlocksUntilTheyExpire() throws Exception
+    {
+        try (TestServer prefill = server(settings("prefill-j", "noop", KvTransferSettings.DEFAULT_SHAPE,
+            300_000_000L, false)))
+        {
+            final HttpResponse<String> response = prefill.post("/v1/completions", "{\"prompt\":\"" + PROMPT +
+                "\",\"max_tokens\":1,\"stream\":true,\"kv_transfer_params\":{\"do_remote_decode\":true}}");
+            assertEquals(200, response.statusCode());
+            assertTrue(response.body().endsWith("data: [DONE]\n\n"), response.body());
+            assertFalse(response.body().contains("kv_transfer_params"), "vLLM's stream chunks have no params");
+            assertTrue(prefill.metric("vllm:kv_cache_usage_perc" + LABELS) > 0, "the blocks are kept all the same");
+            awaitMetric(prefill, "vllm:nixl_num_kv_expired_reqs_total", 1.0);
+        }
+    }
+
     private static List<String> fieldNames(final JsonNode node)
     {
         final List<String> names = new java.util.ArrayList<>();
