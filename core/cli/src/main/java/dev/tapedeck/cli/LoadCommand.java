@@ -289,9 +289,10 @@ public final class LoadCommand implements Callable<Integer>
                 }
             }, "tapedeck-load-stop");
             Runtime.getRuntime().addShutdownHook(hook);
+            final com.fasterxml.jackson.databind.JsonNode report;
             try
             {
-                load.await();
+                report = load.await();
             }
             finally
             {
@@ -305,7 +306,33 @@ public final class LoadCommand implements Callable<Integer>
                     // already shutting down: the hook is running
                 }
             }
-            return 0;
+            return exitCode(report);
         }
+    }
+
+    /**
+     * @param report the run's JSON report.
+     * @return 1 when requests were sent (or failed before they could be) and none of them succeeded (scripts must not
+     *     read that as success), with one line on stderr naming what failed; else 0. The report is written either way.
+     */
+    static int exitCode(final com.fasterxml.jackson.databind.JsonNode report)
+    {
+        long measured = 0; // sent, or failed without being written (a refused connection)
+        long completed = 0;
+        final java.util.Map<String, Long> errors = new java.util.TreeMap<>();
+        for (final com.fasterxml.jackson.databind.JsonNode point : report.path("points"))
+        {
+            measured += Math.max(point.path("requests").path("sent").asLong(),
+                point.path("requests").path("failed").asLong());
+            completed += point.path("requests").path("completed").asLong();
+            point.path("errors").properties().forEach(e -> errors.merge(e.getKey(), e.getValue().asLong(), Long::sum));
+        }
+        if (measured > 0 && 0 == completed)
+        {
+            System.err.println("tapedeck load: none of " + measured + " request(s) succeeded " + errors +
+                "; the report has the details");
+            return 1;
+        }
+        return 0;
     }
 }
