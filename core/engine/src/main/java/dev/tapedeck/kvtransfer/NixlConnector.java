@@ -34,8 +34,10 @@ import dev.tapedeck.nixl.sidechannel.SideChannelClient;
  *       {@code do_remote_prefill:true} with its block ids, engine id, request id and side channel. The blocks are
  *       freed when the decode's notification {@code "<remote_request_id>:<world size>"} arrives, or after
  *       {@code VLLM_NIXL_ABORT_REQUEST_TIMEOUT} (counted in {@code vllm:nixl_num_kv_expired_reqs}).</li>
- *   <li><b>Decode</b> ({@code do_remote_prefill}): the prompt tokens beyond the local prefix hit are pulled, the last
- *       N remote blocks into the request's new blocks, after a side-channel handshake cached per remote engine id.
+ *   <li><b>Decode</b> ({@code do_remote_prefill}): the prompt's full blocks beyond the local prefix hit are pulled (the
+ *       prefill sends its full blocks only; the partial tail is computed here, as vLLM does), the last N remote blocks
+ *       into the request's new blocks, after a side-channel handshake cached per remote engine id. A full prefix hit
+ *       reads nothing but still notifies the prefill.
  *       A real plane reads the bytes (and verifies them with {@code --kv-verify}); {@code noop} models the time from
  *       the bytes. Then the notification is sent and the request decodes. A failed handshake or read fails the
  *       request or recomputes, as {@code kv_load_failure_policy} says ({@code vllm:nixl_num_failed_transfers}).
@@ -156,7 +158,15 @@ public final class NixlConnector implements KvConnector, AutoCloseable
                 "will not utilize KV transfer", request.requestId(), params.missingForPull());
             return 0;
         }
-        return Math.max(0, request.promptLength() - localHitTokens);
+        // vLLM pulls whole blocks only (the prefill sends its full blocks; the decode computes the partial tail)
+        final int fullTokens = request.promptLength() / blockSize * blockSize;
+        final int count = Math.max(0, fullTokens - localHitTokens);
+        if (0 == count && params.remoteBlockCount() > 0)
+        {
+            // a full prefix hit: nothing to read, but the prefill must still hear that its blocks can go
+            notifyBySideChannel(new Pull(request, params, 0, 0));
+        }
+        return count;
     }
 
     @Override
@@ -164,8 +174,7 @@ public final class NixlConnector implements KvConnector, AutoCloseable
     {
         final KvTransferParams params = request.kvTransferParams();
         final int wanted = toBlock - fromBlock;
-        final Pull pull = new Pull(request, params, wanted,
-            request.promptLength() - fromBlock * blockSize);
+        final Pull pull = new Pull(request, params, wanted, (long)wanted * blockSize);
         pulls.put(request, pull);
         if (params.remoteBlockCount() < wanted)
         {
@@ -288,7 +297,8 @@ public final class NixlConnector implements KvConnector, AutoCloseable
         {
             return false;
         }
-        final int blocks = Math.min(request.numBlocks(), (request.promptLength() + blockSize - 1) / blockSize);
+        // only the prompt's full blocks, as vLLM's request_finished sends them
+        final int blocks = Math.min(request.numBlocks(), request.promptLength() / blockSize);
         final int[] blockIds = new int[blocks];
         for (int i = 0; i < blocks; i++)
         {
@@ -304,6 +314,10 @@ public final class NixlConnector implements KvConnector, AutoCloseable
         }
         request.kvTransferResult(KvTransferParams.forDecode(blockIds, endpoint.engineId(), request.requestId(),
             endpoint.sideChannelHost(), endpoint.sideChannelPort(), 1));
+        if (0 == blocks)
+        {
+            return false; // a prompt shorter than a block: nothing to keep, as vLLM frees at once
+        }
         final Held entry = new Held(request, nowNs + settings.abortTimeoutNs());
         final Held previous = held.put(request.requestId(), entry);
         if (null != previous)

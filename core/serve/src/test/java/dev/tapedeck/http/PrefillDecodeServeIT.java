@@ -99,12 +99,14 @@ class PrefillDecodeServeIT
             final JsonNode params = first.get("kv_transfer_params");
             final int promptTokens = first.at("/usage/prompt_tokens").asInt();
             final int blocks = (promptTokens + 15) / 16;
+            final int fullBlocks = promptTokens / 16;
+            final int pulled = pulledTokens(promptTokens, 0);
             assertEquals("length", first.at("/choices/0/finish_reason").asText());
             assertEquals(List.of("do_remote_prefill", "do_remote_decode", "remote_block_ids", "remote_engine_id",
                 "remote_request_id", "remote_host", "remote_port", "tp_size"), fieldNames(params), "vLLM's keys");
             assertTrue(params.get("do_remote_prefill").asBoolean());
             assertFalse(params.get("do_remote_decode").asBoolean());
-            assertEquals(blocks, params.get("remote_block_ids").size());
+            assertEquals(fullBlocks, params.get("remote_block_ids").size(), "the full blocks, as vLLM sends them");
             assertTrue(params.get("remote_block_ids").get(0).isInt());
             assertEquals("prefill-a", params.get("remote_engine_id").asText());
             assertEquals(first.get("id").asText() + "-0", params.get("remote_request_id").asText());
@@ -115,23 +117,23 @@ class PrefillDecodeServeIT
 
             final JsonNode second = decode(decode, params);
             assertEquals(4, second.at("/usage/completion_tokens").asInt());
-            assertEquals(promptTokens - 1, second.at("/usage/prompt_tokens_details/cached_tokens").asInt(),
+            assertEquals(pulled, second.at("/usage/prompt_tokens_details/cached_tokens").asInt(),
                 "vLLM counts the pulled tokens as cached");
             assertTrue(second.get("kv_transfer_params").isNull());
-            assertEquals(promptTokens - 1, decode.metric("vllm:prompt_tokens_by_source_total{engine=\"0\"," +
+            assertEquals(pulled, decode.metric("vllm:prompt_tokens_by_source_total{engine=\"0\"," +
                 "model_name=\"Qwen/Qwen3-8B\",source=\"external_kv_transfer\"}"));
-            assertEquals(1.0, decode.metric("vllm:prompt_tokens_by_source_total{engine=\"0\"," +
-                "model_name=\"Qwen/Qwen3-8B\",source=\"local_compute\"}"));
+            assertEquals(promptTokens - pulled, decode.metric("vllm:prompt_tokens_by_source_total{engine=\"0\"," +
+                "model_name=\"Qwen/Qwen3-8B\",source=\"local_compute\"}"), "the partial block, computed here");
             assertEquals(1.0, decode.metric("vllm:nixl_xfer_time_seconds_count" + LABELS));
-            assertEquals(blocks, decode.metric("vllm:nixl_num_descriptors_sum" + LABELS));
+            assertEquals(fullBlocks, decode.metric("vllm:nixl_num_descriptors_sum" + LABELS));
             final double bytes = decode.metric("vllm:nixl_bytes_transferred_sum" + LABELS);
             if (!"noop".equals(plane))
             {
-                assertTrue(bytes >= blocks * 8.0 && bytes % blocks == 0, "real bytes, whole blocks: " + bytes);
+                assertTrue(bytes >= fullBlocks * 8.0 && bytes % fullBlocks == 0, "real bytes, whole blocks: " + bytes);
             }
             else
             {
-                assertEquals(promptTokens * 4096.0, bytes, "the modelled bytes: every prompt token's KV");
+                assertEquals(fullBlocks * 16 * 4096.0, bytes, "the modelled bytes: the full blocks' KV");
             }
             assertEquals(0.0, decode.metric("vllm:nixl_num_failed_transfers_total" + LABELS));
             awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
@@ -139,28 +141,48 @@ class PrefillDecodeServeIT
         }
     }
 
-    @Test
-    void withALocalPrefixHitTheDecodeReadsOnlyTheLastRemoteBlocksAndTheyVerify() throws Exception
+    private static String tokenIds(final int count, final int first)
+    {
+        final StringBuilder ids = new StringBuilder("[");
+        for (int i = 0; i < count; i++)
+        {
+            ids.append(i > 0 ? "," : "").append(first + i);
+        }
+        return ids.append(']').toString();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {64, 57})
+    void withALocalPrefixHitTheDecodeReadsOnlyTheBlocksItLacksOrNothing(final int promptTokens) throws Exception
     {
         try (TestServer prefill = server(settings("prefill-i", "tcp", KvTransferSettings.DEFAULT_SHAPE,
             480_000_000_000L, false));
             TestServer decode = server(settings("decode-i", "tcp", KvTransferSettings.DEFAULT_SHAPE,
                 480_000_000_000L, false)))
         {
-            // the decode computed this prompt before: its full blocks are in its prefix cache
-            final JsonNode warm = JSON.readTree(decode.post("/v1/completions", "{\"prompt\":\"" + PROMPT +
-                "\",\"max_tokens\":1}").body());
-            final int promptTokens = warm.at("/usage/prompt_tokens").asInt();
-            final int blocks = (promptTokens + 15) / 16;
-            final int hitBlocks = (promptTokens - 1) / 16;
-            final JsonNode answer = decode(decode, prefill(prefill).get("kv_transfer_params"));
-            assertEquals(promptTokens - 1, answer.at("/usage/prompt_tokens_details/cached_tokens").asInt());
-            assertEquals(blocks - hitBlocks, decode.metric("vllm:nixl_num_descriptors_sum" + LABELS),
-                "only the blocks the local cache lacks, the last ones");
+            final String prompt = tokenIds(promptTokens, 1000);
+            // the decode computed this prompt before: its full blocks but the last token's are in its prefix cache
+            decode.post("/v1/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":1}");
+            final HttpResponse<String> first = prefill.post("/v1/completions", "{\"prompt\":" + prompt +
+                ",\"max_tokens\":1,\"kv_transfer_params\":{\"do_remote_decode\":true}}");
+            final JsonNode params = JSON.readTree(first.body()).get("kv_transfer_params");
+            final HttpResponse<String> response = decode.post("/v1/completions", "{\"prompt\":" + prompt +
+                ",\"max_tokens\":4,\"kv_transfer_params\":" + JSON.writeValueAsString(params) + "}");
+            final JsonNode answer = JSON.readTree(response.body());
+            final int hitTokens = (promptTokens - 1) / 16 * 16;
+            final int readBlocks = promptTokens / 16 - hitTokens / 16;
+            assertEquals(4, answer.at("/usage/completion_tokens").asInt(), response.body());
+            assertEquals(hitTokens + pulledTokens(promptTokens, hitTokens),
+                answer.at("/usage/prompt_tokens_details/cached_tokens").asInt());
+            assertEquals(64 == promptTokens ? 1 : 0, readBlocks, "64 tokens: the last block; 57: a full prefix hit");
+            assertEquals(readBlocks, decode.metric("vllm:nixl_num_descriptors_sum" + LABELS));
+            assertEquals(readBlocks, decode.metric("vllm:nixl_xfer_time_seconds_count" + LABELS));
             assertEquals(0.0, decode.metric("vllm:nixl_num_failed_transfers_total" + LABELS), "and they verify");
-            assertEquals(promptTokens - 1.0 - hitBlocks * 16, decode.metric("vllm:prompt_tokens_by_source_total{" +
+            assertEquals(pulledTokens(promptTokens, hitTokens), decode.metric("vllm:prompt_tokens_by_source_total{" +
                 "engine=\"0\",model_name=\"Qwen/Qwen3-8B\",source=\"external_kv_transfer\"}"));
             awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
+            assertEquals(0.0, prefill.metric("vllm:nixl_num_kv_expired_reqs_total" + LABELS),
+                "freed by the notification, with or without a read");
         }
     }
 
@@ -178,6 +200,14 @@ class PrefillDecodeServeIT
             assertTrue(prefill.metric("vllm:kv_cache_usage_perc" + LABELS) > 0, "the blocks are kept all the same");
             awaitMetric(prefill, "vllm:nixl_num_kv_expired_reqs_total", 1.0);
         }
+    }
+
+    /** What vLLM's decode pulls: the prompt's full blocks beyond the local hit, never the last token. */
+    private static int pulledTokens(final int promptTokens, final int hitTokens)
+    {
+        final int full = promptTokens / 16 * 16;
+        final int loaded = full == promptTokens ? promptTokens - 1 : full;
+        return Math.max(0, loaded - hitTokens);
     }
 
     private static List<String> fieldNames(final JsonNode node)

@@ -71,7 +71,7 @@ class PrefillDecodeLoadIT
             final String labels = "{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"}";
             assertEquals(0.0, decode.metric("vllm:nixl_num_failed_transfers_total" + labels));
             assertTrue(decode.metric("vllm:prompt_tokens_by_source_total{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"," +
-                "source=\"external_kv_transfer\"}") >= 40 * 99, "every prompt but its last token was pulled");
+                "source=\"external_kv_transfer\"}") >= 40 * 96, "every prompt's full blocks were pulled");
             double held = Double.NaN;
             for (int i = 0; i < 500 && 0.0 != held; i++)
             {
