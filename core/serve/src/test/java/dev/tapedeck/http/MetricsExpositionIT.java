@@ -45,7 +45,9 @@ class MetricsExpositionIT
                 HttpRequest.newBuilder(server.uri("/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(
                     "{\"prompt\":\"x\",\"max_tokens\":3000,\"stream\":true}")).build(),
                 HttpResponse.BodyHandlers.ofString());
-            for (int i = 0; i < 200 && server.metric("vllm:num_requests_running" + MODEL_LABELS) < 1; i++)
+            // running is set at admission, the first token a step later: wait for both
+            for (int i = 0; i < 200 && (server.metric("vllm:num_requests_running" + MODEL_LABELS) < 1 ||
+                server.metric("vllm:time_to_first_token_seconds_count" + MODEL_LABELS) < 3); i++)
             {
                 Thread.sleep(10);
             }
