@@ -15,7 +15,7 @@ import picocli.CommandLine;
     versionProvider = VersionProvider.class,
     description = "GPU-free vLLM engine simulator and load tool.",
     subcommands = {DemoCommand.class, ServeCommand.class, PlayCommand.class, RecordCommand.class, LoadCommand.class,
-        dev.tapedeck.cli.inspect.InspectCommand.class,
+        SimulateCommand.class, dev.tapedeck.cli.inspect.InspectCommand.class,
         CommandLine.HelpCommand.class})
 public final class Main implements Runnable
 {

@@ -24,7 +24,6 @@ import dev.tapedeck.tokens.Tokenizer;
 import dev.tapedeck.workload.SessionInference;
 import dev.tapedeck.workload.Workload;
 import dev.tapedeck.workload.WorkloadFormat;
-import dev.tapedeck.workload.WorkloadRequest;
 import dev.tapedeck.workload.Workloads;
 
 /**
@@ -243,7 +242,7 @@ public final class Load implements AutoCloseable
         {
             Workload w = "auto".equalsIgnoreCase(context.format()) ? Workloads.load(context.workload()) :
                 Workloads.load(context.workload(), WorkloadFormat.of(context.format()));
-            w = context.inferSessions() ? SessionInference.infer(w) : withoutSessions(w);
+            w = context.inferSessions() ? SessionInference.infer(w) : LoadPlan.withoutSessions(w);
             return LoadPlan.fromWorkload(w, context.timeScale(), 0, 0,
                 null == context.outputTokens() ? null : LengthDistribution.parse(context.outputTokens()),
                 context.seed());
@@ -257,17 +256,6 @@ public final class Load implements AutoCloseable
         }
         return LoadPlan.pool(Math.max(1, 0 == context.maxRequests() ? 10_000 : context.maxRequests()),
             LengthDistribution.parse(context.promptTokens()), outputDistribution(context), context.seed());
-    }
-
-    private static Workload withoutSessions(final Workload w)
-    {
-        final List<WorkloadRequest> requests = new ArrayList<>();
-        for (final WorkloadRequest r : w.requests())
-        {
-            requests.add(new WorkloadRequest(r.arrivalMs(), r.promptTokens(), r.outputTokens(), r.hashIds(), null, 0,
-                Double.NaN));
-        }
-        return new Workload(w.source(), w.hashBlockSize(), requests, w.notes());
     }
 
     private static LengthDistribution outputDistribution(final LoadContext context)

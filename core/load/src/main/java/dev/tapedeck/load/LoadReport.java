@@ -70,10 +70,28 @@ public final class LoadReport
     public static ObjectNode build(final Map<String, Object> target, final Map<String, Object> options,
         final Slo slo, final String sweepParameter, final List<Point> points)
     {
+        return build(target, options, slo, sweepParameter, points, java.time.Instant.now());
+    }
+
+    /**
+     * A report stamped with a given creation time ({@code simulate} stamps the epoch, so the same run gives the same
+     * bytes).
+     *
+     * @param target what was loaded (see the other {@code build}).
+     * @param options the options as given.
+     * @param slo the objectives.
+     * @param sweepParameter the swept setting, or null.
+     * @param points the runs.
+     * @param created the report's {@code created} time.
+     * @return the report.
+     */
+    public static ObjectNode build(final Map<String, Object> target, final Map<String, Object> options,
+        final Slo slo, final String sweepParameter, final List<Point> points, final java.time.Instant created)
+    {
         final ObjectNode root = JSON.createObjectNode();
         root.put("schema", SCHEMA);
         root.put("tapedeck_version", dev.tapedeck.build.TapedeckVersion.version());
-        root.put("created", java.time.Instant.now().toString());
+        root.put("created", created.toString());
         root.set("target", JSON.valueToTree(target));
         root.set("options", JSON.valueToTree(options));
         root.set("slo", JSON.valueToTree(slo.asMap()));

@@ -42,14 +42,7 @@ public final class PromptFactory
      */
     public void appendText(final PlannedRequest request, final StringBuilder out)
     {
-        final int total = request.promptTokens();
-        int position = 0;
-        if (cacheResistant)
-        {
-            position = appendUnique(request.index(), out, null, position, total);
-        }
-        position = appendBlocks(request, out, null, position, total);
-        fillUnique(request.index(), out, null, position, total);
+        build(request, word -> out.append(words.word(word)));
     }
 
     /**
@@ -60,37 +53,70 @@ public final class PromptFactory
      */
     public void appendTokenIds(final PlannedRequest request, final StringBuilder out)
     {
-        final int total = request.promptTokens();
         out.append('[');
-        int position = 0;
-        if (cacheResistant)
+        final int start = out.length();
+        build(request, word ->
         {
-            position = appendUnique(request.index(), null, out, position, total);
-        }
-        position = appendBlocks(request, null, out, position, total);
-        fillUnique(request.index(), null, out, position, total);
+            if (out.length() > start)
+            {
+                out.append(',');
+            }
+            out.append(words.tokenId(word));
+        });
         out.append(']');
     }
 
-    private int appendUnique(final int index, final StringBuilder text, final StringBuilder ids, final int position,
-        final int total)
+    /**
+     * The prompt's token ids, the ones {@link #appendTokenIds} writes (for a simulator that feeds an engine directly).
+     *
+     * @param request the request.
+     * @return its token ids.
+     */
+    public int[] tokenIds(final PlannedRequest request)
+    {
+        final int[] ids = new int[request.promptTokens()];
+        final int[] count = {0};
+        build(request, word -> ids[count[0]++] = words.tokenId(word));
+        return ids;
+    }
+
+    /** Takes the prompt's words (indices into {@link PromptWords}) in order. */
+    private interface WordSink
+    {
+        void add(int word);
+    }
+
+    private void build(final PlannedRequest request, final WordSink sink)
+    {
+        final int total = request.promptTokens();
+        int position = 0;
+        if (cacheResistant)
+        {
+            position = appendUnique(request.index(), sink, position, total);
+        }
+        position = appendBlocks(request, sink, position, total);
+        fillUnique(request.index(), sink, position, total);
+    }
+
+    private int appendUnique(final int index, final WordSink sink, final int position, final int total)
     {
         // two words from the request index: unique for size^2 requests (millions)
         final int size = words.size();
         int p = position;
         if (p < total)
         {
-            append(Math.floorMod(index, size), text, ids, p++);
+            sink.add(Math.floorMod(index, size));
+            p++;
         }
         if (p < total)
         {
-            append(Math.floorMod(index / size + 7919 * (index % 13), size), text, ids, p++);
+            sink.add(Math.floorMod(index / size + 7919 * (index % 13), size));
+            p++;
         }
         return p;
     }
 
-    private int appendBlocks(final PlannedRequest request, final StringBuilder text, final StringBuilder ids,
-        final int position, final int total)
+    private int appendBlocks(final PlannedRequest request, final WordSink sink, final int position, final int total)
     {
         final long[] hashIds = request.hashIds();
         if (null == hashIds || blockSize <= 0)
@@ -103,35 +129,19 @@ public final class PromptFactory
             random.reseed(SeededRandom.mix(seed, hashIds[block] * 0x9E3779B97F4A7C15L + 1));
             for (int i = 0; i < blockSize && p < total; i++)
             {
-                append(random.nextInt(words.size()), text, ids, p++);
+                sink.add(random.nextInt(words.size()));
+                p++;
             }
         }
         return p;
     }
 
-    private void fillUnique(final int index, final StringBuilder text, final StringBuilder ids, final int position,
-        final int total)
+    private void fillUnique(final int index, final WordSink sink, final int position, final int total)
     {
         random.reseed(SeededRandom.mix(seed ^ 0x5DEECE66DL, index));
         for (int p = position; p < total; p++)
         {
-            append(random.nextInt(words.size()), text, ids, p);
-        }
-    }
-
-    private void append(final int word, final StringBuilder text, final StringBuilder ids, final int position)
-    {
-        if (null != text)
-        {
-            text.append(words.word(word));
-        }
-        else
-        {
-            if (position > 0)
-            {
-                ids.append(',');
-            }
-            ids.append(words.tokenId(word));
+            sink.add(random.nextInt(words.size()));
         }
     }
 }

@@ -204,6 +204,14 @@ public final class RunRecorder
     }
 
     /**
+     * @param inFlight requests sent and not yet answered, now (the peak is kept).
+     */
+    public void onInFlight(final long inFlight)
+    {
+        peakInFlight = Math.max(peakInFlight, inFlight);
+    }
+
+    /**
      * @param gapNs time between two chunks that carried tokens.
      * @param tokens tokens in the later chunk: each counts as one inter-token latency of {@code gapNs / tokens}.
      */

@@ -1,0 +1,185 @@
+package dev.tapedeck.simulate;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import dev.tapedeck.capture.CaptureObserver;
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.load.HtmlReport;
+import dev.tapedeck.load.LengthDistribution;
+import dev.tapedeck.load.LoadPlan;
+import dev.tapedeck.load.LoadReport;
+import dev.tapedeck.load.PromptFactory;
+import dev.tapedeck.load.PromptWords;
+import dev.tapedeck.load.RunResult;
+import dev.tapedeck.tokens.BuiltinTokenizer;
+import dev.tapedeck.tokens.Tokenizer;
+import dev.tapedeck.trace.TraceMeta;
+import dev.tapedeck.trace.TraceWriter;
+import dev.tapedeck.workload.SessionInference;
+import dev.tapedeck.workload.Workload;
+import dev.tapedeck.workload.WorkloadFormat;
+import dev.tapedeck.workload.Workloads;
+
+/**
+ * {@code tapedeck simulate}: a workload through the engine of {@code serve} in virtual time. The plan is built as
+ * {@code load} builds it (same formats, sessions, time scale, limits and output overrides); the prompts are the token
+ * ids {@code load --prompt-format tokens} sends; the report has {@code load}'s schema and HTML, one point per run (per
+ * level of a {@code --sweep}), so a predicted and a measured run lie side by side; {@code --trace-out} writes one
+ * record per request in the trace schema, as {@code serve --trace-out} captures them. The same context gives the same
+ * bytes: time is virtual and the report's {@code created} is the epoch.
+ * <p>
+ * Runs on the caller's thread.
+ */
+public final class Simulate
+{
+    private Simulate()
+    {
+    }
+
+    /**
+     * Run the simulation and write what the context asks for.
+     *
+     * @param context the settings.
+     * @return the report ({@code load}'s schema).
+     * @throws IOException if the workload cannot be read or an output cannot be written.
+     * @throws IllegalArgumentException if a setting is invalid.
+     */
+    public static ObjectNode run(final SimulateContext context) throws IOException
+    {
+        context.conclude();
+        Workload workload = "auto".equalsIgnoreCase(context.format()) ? Workloads.load(context.workload()) :
+            Workloads.load(context.workload(), WorkloadFormat.of(context.format()));
+        workload = context.inferSessions() ? SessionInference.infer(workload) : LoadPlan.withoutSessions(workload);
+        final LoadPlan plan = LoadPlan.fromWorkload(workload, context.timeScale(), context.maxRequests(),
+            context.maxSeconds(), null == context.outputTokens() ? null :
+                LengthDistribution.parse(context.outputTokens()), context.seed());
+        final Tokenizer tokenizer = null == context.tokenizer() ? new BuiltinTokenizer() : context.tokenizer();
+        final PromptWords words = PromptWords.of(tokenizer);
+        final List<LoadReport.Point> points = new ArrayList<>();
+        final String parameter = context.sweepParameter();
+        if (null == parameter)
+        {
+            final EngineConfig config = engineConfig(context, tokenizer, null, 0);
+            points.add(new LoadReport.Point(runTraced(context, plan, words, config), Double.NaN, null));
+        }
+        else
+        {
+            for (final int value : context.sweepValues())
+            {
+                final EngineConfig config = engineConfig(context, tokenizer, parameter, value);
+                points.add(new LoadReport.Point(new SimulationRun(plan, prompts(context, words, plan),
+                    context.slo(), context.ignoreEos()).run(config.conclude(), parameter + "=" + value), value,
+                    null));
+            }
+        }
+        final EngineConfig described = engineConfig(context, tokenizer, null, 0);
+        final ObjectNode report = LoadReport.build(target(context, described), options(context, plan),
+            context.slo(), parameter, points, Instant.EPOCH);
+        if (null != context.report())
+        {
+            LoadReport.write(report, context.report());
+        }
+        if (null != context.html())
+        {
+            HtmlReport.write(report, context.html());
+        }
+        return report;
+    }
+
+    private static PromptFactory prompts(final SimulateContext context, final PromptWords words, final LoadPlan plan)
+    {
+        return new PromptFactory(words, context.seed(), plan.blockSize(), false);
+    }
+
+    private static RunResult runTraced(final SimulateContext context, final LoadPlan plan, final PromptWords words,
+        final EngineConfig config) throws IOException
+    {
+        final SimulationRun run = new SimulationRun(plan, prompts(context, words, plan), context.slo(),
+            context.ignoreEos());
+        if (null == context.traceOut())
+        {
+            return run.run(config.conclude(), "run");
+        }
+        final TraceMeta meta = new TraceMeta().model(context.model()).source("tapedeck simulate")
+            .blockSize((long)config.blockSize()).maxNumSeqs((long)config.maxNumSeqs());
+        try (TraceWriter writer = TraceWriter.open(context.traceOut(), meta))
+        {
+            config.requestObserver(new CaptureObserver(0, false, config.blockSize(), record ->
+            {
+                try
+                {
+                    writer.write(record, false);
+                }
+                catch (final IOException ex)
+                {
+                    throw new UncheckedIOException(ex);
+                }
+            }));
+            return run.run(config.conclude(), "run");
+        }
+        catch (final UncheckedIOException ex)
+        {
+            throw ex.getCause();
+        }
+    }
+
+    private static EngineConfig engineConfig(final SimulateContext context, final Tokenizer tokenizer,
+        final String parameter, final int value)
+    {
+        final EngineConfig config = context.engine().copy()
+            .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
+        if (null != parameter)
+        {
+            switch (parameter)
+            {
+                case "max-num-seqs" -> config.maxNumSeqs(value);
+                case "max-num-batched-tokens" -> config.maxNumBatchedTokens(value);
+                case "kv-cache-size" -> config.kvCacheBlocks(value);
+                default -> config.longPrefillTokenThreshold(value);
+            }
+        }
+        return config;
+    }
+
+    private static Map<String, Object> target(final SimulateContext context, final EngineConfig config)
+    {
+        final Map<String, Object> target = new LinkedHashMap<>();
+        target.put("simulated", true);
+        target.put("model", context.model());
+        target.put("latency_model", config.latencyModel().describe());
+        final Map<String, Object> engine = new LinkedHashMap<>();
+        engine.put("max_num_seqs", config.maxNumSeqs());
+        engine.put("max_num_batched_tokens", config.maxNumBatchedTokens());
+        engine.put("max_model_len", config.maxModelLen());
+        engine.put("block_size", config.blockSize());
+        engine.put("kv_cache_blocks", config.kvCacheBlocks());
+        engine.put("enable_prefix_caching", config.enablePrefixCaching());
+        engine.put("seed", config.seed());
+        target.put("engine", engine);
+        return target;
+    }
+
+    private static Map<String, Object> options(final SimulateContext context, final LoadPlan plan)
+    {
+        final Map<String, Object> options = new LinkedHashMap<>();
+        options.put("workload", context.workload().getFileName().toString());
+        options.put("format", context.format());
+        options.put("time_scale", context.timeScale());
+        options.put("max_requests", context.maxRequests());
+        options.put("max_seconds", context.maxSeconds());
+        options.put("output_tokens", context.outputTokens());
+        options.put("ignore_eos", context.ignoreEos());
+        options.put("sessions", context.inferSessions() ? "auto" : "off");
+        options.put("seed", context.seed());
+        options.put("requests", plan.requests().size());
+        return options;
+    }
+}

@@ -1,0 +1,417 @@
+package dev.tapedeck.simulate;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.load.Slo;
+import dev.tapedeck.tokens.Tokenizer;
+
+/**
+ * What {@link Simulate#run} runs: a workload (the flags {@code load} takes for one, with the same names and meaning),
+ * the engine's template (the flags {@code serve} takes), an optional sweep over one engine setting, and where the
+ * predictions go. Aeron style: fluent setters, getters of the same name, {@link #conclude()} checks everything.
+ * <p>
+ * Not thread safe: filled on one thread, then read by the run.
+ */
+public final class SimulateContext
+{
+    /** The engine settings {@code --sweep} can vary, by their flag names. */
+    public static final List<String> SWEEP_PARAMETERS = List.of("max-num-seqs", "max-num-batched-tokens",
+        "kv-cache-size", "long-prefill-token-threshold");
+
+    private Path workload;
+    private String format = "auto";
+    private double timeScale = 1.0;
+    private int maxRequests;
+    private double maxSeconds;
+    private String outputTokens;
+    private boolean ignoreEos;
+    private boolean inferSessions = true;
+    private long seed;
+    private Slo slo = Slo.NONE;
+    private EngineConfig engine = new EngineConfig();
+    private Tokenizer tokenizer;
+    private String model = "Qwen/Qwen3-8B";
+    private String sweepParameter;
+    private List<Integer> sweepValues = List.of();
+    private Path traceOut;
+    private Path report;
+    private Path html;
+
+    /**
+     * Check every setting.
+     *
+     * @return this.
+     * @throws IllegalArgumentException naming the setting that is wrong.
+     */
+    public SimulateContext conclude()
+    {
+        if (null == workload)
+        {
+            throw new IllegalArgumentException("simulate needs a workload (--workload FILE)");
+        }
+        if (!(timeScale > 0) || maxRequests < 0 || maxSeconds < 0)
+        {
+            throw new IllegalArgumentException("--time-scale must be > 0, --max-requests and --max-seconds >= 0");
+        }
+        if (null != sweepParameter)
+        {
+            if (!SWEEP_PARAMETERS.contains(sweepParameter))
+            {
+                throw new IllegalArgumentException("--sweep varies one of " + SWEEP_PARAMETERS + ", got '" +
+                    sweepParameter + "'");
+            }
+            if (sweepValues.isEmpty())
+            {
+                throw new IllegalArgumentException("--sweep " + sweepParameter + " needs values");
+            }
+            if (null != traceOut)
+            {
+                throw new IllegalArgumentException("--trace-out writes one run's predictions: give it without --sweep");
+            }
+        }
+        if (null == engine || null == slo || null == model)
+        {
+            throw new IllegalArgumentException("engine, slo and model must not be null");
+        }
+        return this;
+    }
+
+    /**
+     * Parse {@code --sweep NAME=V1,V2,...}.
+     *
+     * @param spec the flag's value.
+     * @return this.
+     * @throws IllegalArgumentException for a malformed value.
+     */
+    public SimulateContext sweep(final String spec)
+    {
+        final int eq = spec.indexOf('=');
+        if (eq <= 0)
+        {
+            throw new IllegalArgumentException("--sweep expects NAME=V1,V2,... (NAME one of " + SWEEP_PARAMETERS +
+                "), got '" + spec + "'");
+        }
+        final List<Integer> values = new java.util.ArrayList<>();
+        for (final String value : spec.substring(eq + 1).split(","))
+        {
+            try
+            {
+                values.add(Integer.parseInt(value.trim()));
+            }
+            catch (final NumberFormatException ex)
+            {
+                throw new IllegalArgumentException("--sweep values are whole numbers, got '" + value + "'");
+            }
+        }
+        sweepParameter = spec.substring(0, eq).trim();
+        sweepValues = List.copyOf(values);
+        return this;
+    }
+
+    /**
+     * @param value the workload file (every format {@code load} reads).
+     * @return this.
+     */
+    public SimulateContext workload(final Path value)
+    {
+        workload = value;
+        return this;
+    }
+
+    /**
+     * @return the workload file.
+     */
+    public Path workload()
+    {
+        return workload;
+    }
+
+    /**
+     * @param value the workload's format, or {@code auto} (default).
+     * @return this.
+     */
+    public SimulateContext format(final String value)
+    {
+        format = value;
+        return this;
+    }
+
+    /**
+     * @return the workload's format.
+     */
+    public String format()
+    {
+        return format;
+    }
+
+    /**
+     * @param value multiplier on every arrival gap and think time (default 1).
+     * @return this.
+     */
+    public SimulateContext timeScale(final double value)
+    {
+        timeScale = value;
+        return this;
+    }
+
+    /**
+     * @return the time scale.
+     */
+    public double timeScale()
+    {
+        return timeScale;
+    }
+
+    /**
+     * @param value keep the first N requests (0, the default, for all).
+     * @return this.
+     */
+    public SimulateContext maxRequests(final int value)
+    {
+        maxRequests = value;
+        return this;
+    }
+
+    /**
+     * @return the request limit.
+     */
+    public int maxRequests()
+    {
+        return maxRequests;
+    }
+
+    /**
+     * @param value keep requests arriving within this many (scaled) seconds (0, the default, for all).
+     * @return this.
+     */
+    public SimulateContext maxSeconds(final double value)
+    {
+        maxSeconds = value;
+        return this;
+    }
+
+    /**
+     * @return the time limit in seconds.
+     */
+    public double maxSeconds()
+    {
+        return maxSeconds;
+    }
+
+    /**
+     * @param value a length distribution for every request's output ({@code load}'s {@code --output-tokens}), or
+     *     null to keep the workload's (default).
+     * @return this.
+     */
+    public SimulateContext outputTokens(final String value)
+    {
+        outputTokens = value;
+        return this;
+    }
+
+    /**
+     * @return the output length override, or null.
+     */
+    public String outputTokens()
+    {
+        return outputTokens;
+    }
+
+    /**
+     * @param value true to generate exactly the requested output lengths ({@code ignore_eos}).
+     * @return this.
+     */
+    public SimulateContext ignoreEos(final boolean value)
+    {
+        ignoreEos = value;
+        return this;
+    }
+
+    /**
+     * @return whether outputs ignore EOS.
+     */
+    public boolean ignoreEos()
+    {
+        return ignoreEos;
+    }
+
+    /**
+     * @param value true (default) to infer sessions and multi-turn follow-ups, as {@code load --sessions auto}.
+     * @return this.
+     */
+    public SimulateContext inferSessions(final boolean value)
+    {
+        inferSessions = value;
+        return this;
+    }
+
+    /**
+     * @return whether sessions are inferred.
+     */
+    public boolean inferSessions()
+    {
+        return inferSessions;
+    }
+
+    /**
+     * @param value the seed of the workload's draws and prompts (the engine's is its template's).
+     * @return this.
+     */
+    public SimulateContext seed(final long value)
+    {
+        seed = value;
+        return this;
+    }
+
+    /**
+     * @return the seed.
+     */
+    public long seed()
+    {
+        return seed;
+    }
+
+    /**
+     * @param value objectives for goodput (default none).
+     * @return this.
+     */
+    public SimulateContext slo(final Slo value)
+    {
+        slo = value;
+        return this;
+    }
+
+    /**
+     * @return the objectives.
+     */
+    public Slo slo()
+    {
+        return slo;
+    }
+
+    /**
+     * @param value the engines' template (serve's engine flags), not concluded.
+     * @return this.
+     */
+    public SimulateContext engine(final EngineConfig value)
+    {
+        engine = value;
+        return this;
+    }
+
+    /**
+     * @return the engines' template.
+     */
+    public EngineConfig engine()
+    {
+        return engine;
+    }
+
+    /**
+     * @param value the tokenizer whose single-token words make the prompts (default: the built-in o200k).
+     * @return this.
+     */
+    public SimulateContext tokenizer(final Tokenizer value)
+    {
+        tokenizer = value;
+        return this;
+    }
+
+    /**
+     * @return the tokenizer, or null for the built-in one.
+     */
+    public Tokenizer tokenizer()
+    {
+        return tokenizer;
+    }
+
+    /**
+     * @param value the model name the report and the trace name.
+     * @return this.
+     */
+    public SimulateContext model(final String value)
+    {
+        model = value;
+        return this;
+    }
+
+    /**
+     * @return the model name.
+     */
+    public String model()
+    {
+        return model;
+    }
+
+    /**
+     * @return the swept engine setting, or null.
+     */
+    public String sweepParameter()
+    {
+        return sweepParameter;
+    }
+
+    /**
+     * @return the swept values (empty without a sweep).
+     */
+    public List<Integer> sweepValues()
+    {
+        return sweepValues;
+    }
+
+    /**
+     * @param value where to write per-request predictions in the trace schema, or null.
+     * @return this.
+     */
+    public SimulateContext traceOut(final Path value)
+    {
+        traceOut = value;
+        return this;
+    }
+
+    /**
+     * @return the predictions' trace file, or null.
+     */
+    public Path traceOut()
+    {
+        return traceOut;
+    }
+
+    /**
+     * @param value where to write the JSON report ({@code load}'s schema), or null.
+     * @return this.
+     */
+    public SimulateContext report(final Path value)
+    {
+        report = value;
+        return this;
+    }
+
+    /**
+     * @return the JSON report's file, or null.
+     */
+    public Path report()
+    {
+        return report;
+    }
+
+    /**
+     * @param value where to write the HTML report, or null.
+     * @return this.
+     */
+    public SimulateContext html(final Path value)
+    {
+        html = value;
+        return this;
+    }
+
+    /**
+     * @return the HTML report's file, or null.
+     */
+    public Path html()
+    {
+        return html;
+    }
+}
