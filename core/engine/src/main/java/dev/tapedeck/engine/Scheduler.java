@@ -42,6 +42,10 @@ final class Scheduler
     private Request[] deferred = new Request[8];
     private int deferredCount;
     private int deferredLastStep;
+    /** The last waiting request refused for want of blocks, and the state it was refused in. */
+    private Request refused;
+    private long refusedPoolChanges;
+    private int refusedBudget;
 
     Scheduler(final EngineConfig config, final KvCache kv)
     {
@@ -194,6 +198,12 @@ final class Scheduler
         {
             return admitLoaded(step, request, nowNs, admission);
         }
+        if (request == refused && kv.pool().changes() == refusedPoolChanges && budget >= refusedBudget)
+        {
+            // refused before, and since then no block was taken, freed, cached or evicted, and its chunk can only be
+            // as large: it would be refused again (as vLLM refuses it again), so the lookups are skipped
+            return false;
+        }
         final int hitBlocks = kv.findCachedBlocks(request);
         final int hitTokens = hitBlocks * kv.blockSize();
         if (!request.kvConnectorAsked && 0 == request.preemptions)
@@ -208,6 +218,9 @@ final class Scheduler
         final int chunk = chunkOf(request.numTokens() - hitTokens);
         if (!kv.allocate(request, hitBlocks, chunk))
         {
+            refused = request;
+            refusedPoolChanges = kv.pool().changes();
+            refusedBudget = budget;
             return false;
         }
         waiting.poll();

@@ -36,6 +36,7 @@ public final class BlockPool
     private int freeTail = NONE;
     private int freeCount;
     private long evictions;
+    private long changes;
     private KvEventSink events;
 
     /**
@@ -121,6 +122,15 @@ public final class BlockPool
     public double usage()
     {
         return (double)usedBlocks() / capacity;
+    }
+
+    /**
+     * @return a count that moves whenever a block is taken, released, cached or evicted: while it stays, every lookup
+     *     and every free count is as it was.
+     */
+    public long changes()
+    {
+        return changes;
     }
 
     /**
@@ -256,11 +266,13 @@ public final class BlockPool
         blockByHash.put(hash, block);
         hashes[block] = hash;
         hashed[block] = true;
+        changes++;
         return true;
     }
 
     private void appendFree(final int block)
     {
+        changes++;
         previousFree[block] = freeTail;
         nextFree[block] = NONE;
         if (NONE == freeTail)
@@ -277,6 +289,7 @@ public final class BlockPool
 
     private void unlinkFree(final int block)
     {
+        changes++;
         final int previous = previousFree[block];
         final int next = nextFree[block];
         if (NONE == previous)
