@@ -55,6 +55,22 @@ public final class StageReplay
     public static List<Predicted> run(final BlisExperiment experiment, final StepCoefficients coefficients,
         final int kvCacheBlocks, final double secondsPerStage)
     {
+        return run(experiment, coefficients, 0, kvCacheBlocks, secondsPerStage);
+    }
+
+    /**
+     * @param experiment the experiment.
+     * @param coefficients the step model to run it with.
+     * @param frontendNs what the API server takes before the engine sees a request (tokenising, handing it over),
+     *     BLIS's arrival-to-queue overhead: the engine gets each request this much after it arrived, and the
+     *     latencies are measured from its arrival.
+     * @param kvCacheBlocks the engine's KV blocks.
+     * @param secondsPerStage how much of each stage to run (0 for all).
+     * @return one prediction per stage.
+     */
+    public static List<Predicted> run(final BlisExperiment experiment, final StepCoefficients coefficients,
+        final long frontendNs, final int kvCacheBlocks, final double secondsPerStage)
+    {
         final EngineConfig config = new EngineConfig()
             .maxNumSeqs(experiment.maxNumSeqs())
             .maxNumBatchedTokens(experiment.maxNumBatchedTokens())
@@ -82,7 +98,7 @@ public final class StageReplay
                 final int group = user / Math.max(1, experiment.usersPerSystemPrompt());
                 requests.add(new Request("r" + index, prompt(experiment, stage, group, index))
                     .maxTokens(experiment.outputTokens()).ignoreEos(true)
-                    .arrivalNs(startNs + Math.round(i * gapNs)));
+                    .arrivalNs(startNs + Math.round(i * gapNs) + frontendNs));
                 stageOf.add(s);
             }
             startNs += Math.round(seconds * 1e9);
@@ -98,8 +114,9 @@ public final class StageReplay
                 final Request request = requests.get(r);
                 if (stageOf.get(r) == s && request.isFinished() && request.firstTokenNs() > 0)
                 {
-                    rows.add(new double[] {(request.firstTokenNs() - request.arrivalNs()) / 1e6,
-                        (request.finishedNs() - request.arrivalNs()) / 1e6});
+                    final long arrivedNs = request.arrivalNs() - frontendNs;
+                    rows.add(new double[] {(request.firstTokenNs() - arrivedNs) / 1e6,
+                        (request.finishedNs() - arrivedNs) / 1e6});
                 }
             }
             predicted.add(summarise(rows, experiment.outputTokens()));

@@ -8,17 +8,29 @@ import dev.tapedeck.latency.StepCoefficients;
 
 /**
  * Fits the step model (base, per prefill token, per decoding request, per thousand context tokens, in microseconds)
- * to experiments by replaying them ({@link StageReplay}) and minimising the squared log error of the measured mean
- * TTFT, mean inter-token latency, mean request latency and (with half the weight) p99 TTFT over every stage. The
- * search is Nelder-Mead over the logarithms of the coefficients, so they stay positive.
+ * and the API server's time before the engine sees a request ({@link Fitted#frontendUs}) to experiments by replaying
+ * them ({@link StageReplay}) and minimising the squared log error of the measured mean TTFT, mean inter-token latency,
+ * mean request latency and (with half the weight) p99 TTFT over every stage. The search is Nelder-Mead over the
+ * logarithms of the coefficients, so they stay positive; it starts from an H100-like guess (8 ms steps, 20 ms
+ * frontend).
  * <p>
  * Stateless; runs on the caller's thread.
  */
 public final class StepFit
 {
-    private static final double[] START = {5000, 20, 40, 1};
+    private static final double[] START = {8000, 10, 40, 5, 20000};
 
     private StepFit()
+    {
+    }
+
+    /**
+     * A fit's result.
+     *
+     * @param coefficients the step model.
+     * @param frontendUs the API server's time before the engine sees a request, in microseconds.
+     */
+    public record Fitted(StepCoefficients coefficients, double frontendUs)
     {
     }
 
@@ -48,14 +60,14 @@ public final class StepFit
      * @param kvCacheBlocks the engines' KV blocks.
      * @param secondsPerStage how much of each stage to replay.
      * @param evaluations the search's budget of replays.
-     * @return the fitted coefficients.
+     * @return the fitted coefficients and frontend time.
      */
-    public static StepCoefficients fit(final List<BlisExperiment> experiments, final String name,
+    public static Fitted fit(final List<BlisExperiment> experiments, final String name,
         final int kvCacheBlocks, final double secondsPerStage, final int evaluations)
     {
         final ToDoubleFunction<double[]> loss = x ->
         {
-            final StepCoefficients c = coefficients(x, name);
+            final Fitted c = fitted(x, name);
             double sum = 0;
             for (final BlisExperiment e : experiments)
             {
@@ -72,21 +84,21 @@ public final class StepFit
         {
             x0[i] = Math.log(START[i]);
         }
-        return coefficients(nelderMead(loss, x0, evaluations), name);
+        return fitted(nelderMead(loss, x0, evaluations), name);
     }
 
     /**
      * @param experiment an experiment.
-     * @param coefficients a step model.
+     * @param fitted a step model and frontend time.
      * @param kvCacheBlocks the engine's KV blocks.
      * @param secondsPerStage how much of each stage to replay.
      * @return the comparisons of every stage.
      */
-    public static List<Comparison> compare(final BlisExperiment experiment, final StepCoefficients coefficients,
+    public static List<Comparison> compare(final BlisExperiment experiment, final Fitted fitted,
         final int kvCacheBlocks, final double secondsPerStage)
     {
-        final List<StageReplay.Predicted> predicted = StageReplay.run(experiment, coefficients, kvCacheBlocks,
-            secondsPerStage);
+        final List<StageReplay.Predicted> predicted = StageReplay.run(experiment, fitted.coefficients(),
+            Math.round(fitted.frontendUs() * 1000), kvCacheBlocks, secondsPerStage);
         final java.util.ArrayList<Comparison> out = new java.util.ArrayList<>();
         for (int s = 0; s < predicted.size(); s++)
         {
@@ -101,10 +113,10 @@ public final class StepFit
         return out;
     }
 
-    private static StepCoefficients coefficients(final double[] x, final String name)
+    private static Fitted fitted(final double[] x, final String name)
     {
-        return new StepCoefficients(name, Math.exp(x[0]), Math.exp(x[1]), Math.exp(x[2]), Math.exp(x[3]), 0,
-            "fitted by tapedeck StepFit to replayed BLIS H100 training runs");
+        return new Fitted(new StepCoefficients(name, Math.exp(x[0]), Math.exp(x[1]), Math.exp(x[2]), Math.exp(x[3]),
+            0, "fitted by tapedeck StepFit to replayed BLIS H100 training runs"), Math.exp(x[4]));
     }
 
     /** A plain Nelder-Mead simplex search (reflection 1, expansion 2, contraction and shrink 0.5). */

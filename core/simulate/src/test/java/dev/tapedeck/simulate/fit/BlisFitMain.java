@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.stream.Stream;
 
-import dev.tapedeck.latency.StepCoefficients;
 
 /**
  * Leave-one-workload-out fit on the BLIS H100 training runs of one model (read from ../shared; never copied): for
@@ -38,12 +37,12 @@ public final class BlisFitMain
             }
         }
         final List<BlisExperiment> usable = all.stream().filter(e -> !"reasoning".equals(e.workloadKind())).toList();
-        final StepCoefficients everything = StepFit.fit(usable, model, 20_000, seconds, evaluations);
+        final StepFit.Fitted everything = StepFit.fit(usable, model, 20_000, seconds, evaluations);
         System.out.println("fit on all: " + everything);
         for (final BlisExperiment held : usable)
         {
             final List<BlisExperiment> train = usable.stream().filter(e -> e != held).toList();
-            final StepCoefficients c = StepFit.fit(train, model, 20_000, seconds, evaluations);
+            final StepFit.Fitted c = StepFit.fit(train, model, 20_000, seconds, evaluations);
             for (final StepFit.Comparison cmp : StepFit.compare(held, c, 20_000, seconds))
             {
                 System.out.printf(Locale.ROOT, "held-out %-40s stage %d %-9s real %9.2f pred %9.2f APE %6.1f%%%n",

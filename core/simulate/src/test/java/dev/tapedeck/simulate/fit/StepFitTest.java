@@ -37,7 +37,7 @@ class StepFitTest
         final List<StageReplay.Predicted> truthRun = StageReplay.run(shape, truth, 20_000, 20);
         final BlisExperiment observed = new BlisExperiment("synthetic-general", "m", 1, 4096, 2048, 128, 4, 4, 100,
             120, List.of(measured(truthRun.get(0), 4, 500), measured(truthRun.get(1), 12, 500)));
-        final StepCoefficients fitted = StepFit.fit(List.of(observed), "fitted", 20_000, 20, 150);
+        final StepFit.Fitted fitted = StepFit.fit(List.of(observed), "fitted", 20_000, 20, 150);
         for (final StepFit.Comparison comparison : StepFit.compare(observed, fitted, 20_000, 20))
         {
             if (!"ttft_p99".equals(comparison.metric()))
