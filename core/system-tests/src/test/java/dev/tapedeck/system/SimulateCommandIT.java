@@ -99,6 +99,25 @@ class SimulateCommandIT
     }
 
     @Test
+    void aPredictionAndAnotherRunAreComparedSideBySide() throws Exception
+    {
+        final Path one = dir.resolve("one.json");
+        final Path many = dir.resolve("many.json");
+        assertEquals(0, simulate("--workload", workload().toString(), "--max-num-seqs", "1", "--report",
+            one.toString()).exitCode());
+        assertEquals(0, simulate("--workload", workload().toString(), "--max-num-seqs", "32", "--report",
+            many.toString()).exitCode());
+        final CommandLine cli = Main.commandLine();
+        final StringWriter out = new StringWriter();
+        cli.setOut(new PrintWriter(out, true));
+        assertEquals(0, cli.execute("inspect", "report", one.toString(), "--compare", many.toString()));
+        final String text = out.toString();
+        assertTrue(text.contains("first points") && text.contains("TTFT p99 ms"), text);
+        final String ttftLine = text.lines().filter(l -> l.startsWith("TTFT p50 ms")).findFirst().orElseThrow();
+        assertTrue(ttftLine.contains("-"), "32 sequences wait less than one at a time: " + ttftLine);
+    }
+
+    @Test
     void badSettingsExitTwoWithOneLine() throws Exception
     {
         final Cli sweepAndTrace = simulate("--workload", workload().toString(), "--sweep", "max-num-seqs=1,2",

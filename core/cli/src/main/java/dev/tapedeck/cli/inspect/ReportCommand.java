@@ -43,6 +43,22 @@ public final class ReportCommand implements Callable<Integer>
         description = "Write the HTML report here instead of printing the table.")
     Path html;
 
+    @CommandLine.Option(names = "--compare", paramLabel = "OTHER",
+        description = "Another report (a simulate prediction next to a load measurement, two builds, two configs): " +
+            "both tables, then the first points' latencies and throughput side by side with the relative difference " +
+            "of OTHER to REPORT.")
+    Path compare;
+
+    private static final String[][] COMPARED = {
+        {"TTFT p50 ms", "/latency_ms/ttft/p50"}, {"TTFT p90 ms", "/latency_ms/ttft/p90"},
+        {"TTFT p99 ms", "/latency_ms/ttft/p99"}, {"TTFT mean ms", "/latency_ms/ttft/mean"},
+        {"ITL p50 ms", "/latency_ms/itl/p50"}, {"ITL p99 ms", "/latency_ms/itl/p99"},
+        {"ITL mean ms", "/latency_ms/itl/mean"}, {"E2E p50 ms", "/latency_ms/e2e/p50"},
+        {"E2E p99 ms", "/latency_ms/e2e/p99"}, {"E2E mean ms", "/latency_ms/e2e/mean"},
+        {"requests/s", "/throughput/requests_per_s"}, {"output tokens/s", "/throughput/output_tokens_per_s"},
+        {"completed", "/requests/completed"}, {"failed", "/requests/failed"},
+    };
+
     @Override
     public Integer call() throws IOException
     {
@@ -54,15 +70,49 @@ public final class ReportCommand implements Callable<Integer>
         }
         else
         {
+            final ObjectNode other = null == compare ? null : read(compare);
             final ByteArrayOutputStream table = new ByteArrayOutputStream();
             try (PrintStream stream = new PrintStream(table, true, StandardCharsets.UTF_8))
             {
+                if (null != other)
+                {
+                    stream.println(file);
+                }
                 ResultTable.print(report, stream);
+                if (null != other)
+                {
+                    stream.println();
+                    stream.println(compare);
+                    ResultTable.print(other, stream);
+                    printComparison(report, other, stream);
+                }
             }
             spec.commandLine().getOut().print(table.toString(StandardCharsets.UTF_8));
         }
         spec.commandLine().getOut().flush();
         return 0;
+    }
+
+    private void printComparison(final ObjectNode report, final ObjectNode other, final PrintStream out)
+    {
+        final com.fasterxml.jackson.databind.JsonNode a = report.path("points").path(0);
+        final com.fasterxml.jackson.databind.JsonNode b = other.path("points").path(0);
+        out.println();
+        out.println(String.format(java.util.Locale.ROOT, "%-16s %14s %14s %10s", "first points",
+            file.getFileName(), compare.getFileName(), "difference"));
+        for (final String[] metric : COMPARED)
+        {
+            final com.fasterxml.jackson.databind.JsonNode x = a.at(metric[1]);
+            final com.fasterxml.jackson.databind.JsonNode y = b.at(metric[1]);
+            if (x.isMissingNode() || y.isMissingNode())
+            {
+                continue;
+            }
+            final double difference = 0 == x.asDouble() ? Double.NaN : (y.asDouble() - x.asDouble()) / x.asDouble();
+            out.println(String.format(java.util.Locale.ROOT, "%-16s %14.2f %14.2f %9s", metric[0], x.asDouble(),
+                y.asDouble(), Double.isNaN(difference) ? "" : String.format(java.util.Locale.ROOT, "%+.1f%%",
+                    100 * difference)));
+        }
     }
 
     /**
