@@ -4,9 +4,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -469,13 +471,13 @@ public final class Calibration
         final StringBuilder out = new StringBuilder(4096);
         out.append("PRED: ").append(describe(result.pred())).append('\n');
         out.append("REAL: ").append(describe(result.real())).append('\n');
-        out.append(String.format(Locale.ROOT, "%-7s %-11s %12s %12s %9s %7s  %s%n", "metric", "stat", "pred ms",
+        row(out, String.format(Locale.ROOT, "%-7s %-11s %12s %12s %9s %7s  %s", "metric", "stat", "pred ms",
             "real ms", "rel err", "tol", "gate"));
         final String[] stats = {"mean", "p50", "p90", "p99"};
         for (final MetricResult m : result.metrics())
         {
             final String name = m.metric().label();
-            out.append(String.format(Locale.ROOT, "%-7s %-11s %12d %12d%n", name, "count", m.pred().count(),
+            row(out, String.format(Locale.ROOT, "%-7s %-11s %12d %12d", name, "count", m.pred().count(),
                 m.real().count()));
             final double[] pred = {m.pred().meanMs(), m.pred().p50Ms(), m.pred().p90Ms(), m.pred().p99Ms()};
             final double[] real = {m.real().meanMs(), m.real().p50Ms(), m.real().p90Ms(), m.real().p99Ms()};
@@ -483,18 +485,18 @@ public final class Calibration
             {
                 final boolean gated = i > 0;
                 final boolean ok = !(Math.abs(m.errors()[i]) > m.tolerance() + 1e-12) && !Double.isNaN(m.errors()[i]);
-                out.append(String.format(Locale.ROOT, "%-7s %-11s %12s %12s %9s %7s  %s%n", name, stats[i],
+                row(out, String.format(Locale.ROOT, "%-7s %-11s %12s %12s %9s %7s  %s", name, stats[i],
                     ms(pred[i]), ms(real[i]), signedPercent(m.errors()[i]), gated ? percent(m.tolerance()) : "",
                     gated ? (ok ? "pass" : "FAIL") : ""));
             }
             if (!Double.isNaN(m.ks()))
             {
-                out.append(String.format(Locale.ROOT, "%-7s %-11s %12s %12s %9.3f %7s  (5%% critical value %.3f)%n",
+                row(out, String.format(Locale.ROOT, "%-7s %-11s %12s %12s %9.3f %7s  (5%% critical value %.3f)",
                     name, "KS D", "", "", m.ks(), "", m.ksCritical()));
             }
             if (null != m.ape())
             {
-                out.append(String.format(Locale.ROOT, "%-7s %-11s %12s %12s %9s %7s  (mean %s, p90 %s, %d pairs)%n",
+                row(out, String.format(Locale.ROOT, "%-7s %-11s %12s %12s %9s %7s  (mean %s, p90 %s, %d pairs)",
                     name, "APE median", "", "", percent(m.ape().median()), "", percent(m.ape().mean()),
                     percent(m.ape().p90()), m.ape().pairs()));
             }
@@ -506,11 +508,7 @@ public final class Calibration
         final Pairing pairing = result.pairing();
         out.append("pairing: ").append("none".equals(pairing.by()) ? "none (" + pairing.note() + ")" :
             "by " + pairing.by() + ", " + pairing.pred().size() + " pairs").append('\n');
-        for (final String note : result.pred().notes())
-        {
-            out.append("note: ").append(note).append('\n');
-        }
-        for (final String note : result.real().notes())
+        for (final String note : notes(result))
         {
             out.append("note: ").append(note).append('\n');
         }
@@ -523,6 +521,22 @@ public final class Calibration
             out.append("result: FAIL: ").append(String.join("; ", result.failures())).append('\n');
         }
         return out.toString();
+    }
+
+    private static void row(final StringBuilder out, final String line)
+    {
+        out.append(line.stripTrailing()).append('\n');
+    }
+
+    /**
+     * @param result a comparison.
+     * @return the notes of both sides, each once.
+     */
+    static List<String> notes(final Result result)
+    {
+        final Set<String> notes = new LinkedHashSet<>(result.pred().notes());
+        notes.addAll(result.real().notes());
+        return List.copyOf(notes);
     }
 
     private static String describe(final LatencySide side)

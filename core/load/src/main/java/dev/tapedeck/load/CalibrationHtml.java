@@ -137,8 +137,7 @@ public final class CalibrationHtml
     {
         final List<String> notes = new ArrayList<>();
         result.skipped().forEach(skipped -> notes.add("not compared: " + skipped));
-        notes.addAll(result.pred().notes());
-        notes.addAll(result.real().notes());
+        notes.addAll(Calibration.notes(result));
         if (notes.isEmpty())
         {
             return;
