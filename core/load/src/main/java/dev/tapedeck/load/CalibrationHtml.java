@@ -221,11 +221,11 @@ public final class CalibrationHtml
         {
             final double[] ends = {low, high};
             final double keep = 1 - m.tolerance();
+            // the band's edges, PRED = REAL x keep and PRED = REAL / keep, inside the data's square (NaN: a gap)
             chart.line("PRED = REAL", EQUAL, ends, ends)
-                .line("tolerance " + Calibration.percent(m.tolerance()), BAND, ends, new double[] {low * keep,
-                    high * keep})
-                .line("tolerance " + Calibration.percent(m.tolerance()) + " (above)", BAND, ends,
-                    new double[] {low / keep, high / keep});
+                .line("tolerance band (" + Calibration.percent(m.tolerance()) + ")", BAND,
+                    new double[] {low / keep, high, Double.NaN, low, high * keep},
+                    new double[] {low, high * keep, Double.NaN, low / keep, high});
         }
         chart.line("quantiles", PRED, real, pred);
         final double[] realMarks = {m.real().p50Ms(), m.real().p90Ms(), m.real().p99Ms()};
