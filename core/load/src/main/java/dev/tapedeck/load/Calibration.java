@@ -550,9 +550,19 @@ public final class Calibration
         return Double.isFinite(value) ? String.format(Locale.ROOT, "%.2f", value) : "-";
     }
 
-    private static String signedPercent(final double fraction)
+    /**
+     * @param fraction a signed relative error.
+     * @return it in percent with its sign and one decimal ({@code +12.5%}, {@code +0.0%} for anything that rounds to
+     *     zero); {@code -} when unknown.
+     */
+    static String signedPercent(final double fraction)
     {
-        return Double.isFinite(fraction) ? String.format(Locale.ROOT, "%+.1f%%", 100 * fraction) : "-";
+        if (!Double.isFinite(fraction))
+        {
+            return "-";
+        }
+        final double tenths = Math.round(fraction * 1000.0) / 10.0;
+        return String.format(Locale.ROOT, "%+.1f%%", 0 == tenths ? 0.0 : tenths);
     }
 
     /**

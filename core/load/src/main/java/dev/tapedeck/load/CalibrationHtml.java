@@ -104,8 +104,7 @@ public final class CalibrationHtml
                     .append("</td>");
                 cell(out, ms(pred[i]));
                 cell(out, ms(real[i]));
-                cell(out, Double.isFinite(m.errors()[i]) ?
-                    String.format(Locale.ROOT, "%+.1f%%", 100 * m.errors()[i]) : "-");
+                cell(out, Calibration.signedPercent(m.errors()[i]));
                 cell(out, 0 == i ? "" : Calibration.percent(m.tolerance()));
                 out.append("<td>").append(0 == i ? "" : ok ? "<span class=\"pass\">pass</span>" :
                     "<span class=\"fail\">FAIL</span>").append("</td></tr>\n");

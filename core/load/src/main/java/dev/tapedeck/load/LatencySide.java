@@ -111,12 +111,17 @@ public final class LatencySide
         double[][] cdfMs)
     {
         /**
-         * @param values the samples, any order (copied).
+         * @param values the samples in ms, any order (copied and taken to the microsecond, the resolution of load
+         *     reports, so that KS does not see sub-microsecond rounding between two recorders as a difference).
          * @return their distribution.
          */
         public static Distribution ofSamples(final double[] values)
         {
-            final double[] sorted = values.clone();
+            final double[] sorted = new double[values.length];
+            for (int i = 0; i < values.length; i++)
+            {
+                sorted[i] = Math.round(values[i] * 1000.0) / 1000.0;
+            }
             Arrays.sort(sorted);
             double sum = 0;
             for (final double v : sorted)

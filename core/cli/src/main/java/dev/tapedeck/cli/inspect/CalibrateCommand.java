@@ -3,8 +3,10 @@ package dev.tapedeck.cli.inspect;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -12,7 +14,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine;
 
+import dev.tapedeck.capture.TraceReplayRun;
+import dev.tapedeck.cli.LatencyOptions;
 import dev.tapedeck.cli.VersionProvider;
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.load.Calibration;
 import dev.tapedeck.load.CalibrationHtml;
 import dev.tapedeck.load.KnobFitCheck;
@@ -20,9 +26,10 @@ import dev.tapedeck.load.LatencySide;
 import dev.tapedeck.trace.TraceReader;
 
 /**
- * {@code tapedeck inspect calibrate PRED REAL} (or {@code TRACE} alone): quantile gates, KS distance and per-request
- * APE between a predicted and a measured run, as a table, JSON and an HTML page (docs/inspect.md). Exit code 0 when
- * every gate passes, 1 when one fails, 2 for bad input. Runs on the calling thread.
+ * {@code tapedeck inspect calibrate PRED REAL} (or {@code TRACE} alone, against its replay through the engine in
+ * virtual time or against a knob fit): quantile gates, KS distance and per-request APE between a predicted and a
+ * measured run, as a table, JSON and an HTML page (docs/inspect.md). Exit code 0 when every gate passes, 1 when one
+ * fails, 2 for bad input. Runs on the calling thread.
  */
 @CommandLine.Command(
     name = "calibrate",
@@ -32,8 +39,10 @@ import dev.tapedeck.trace.TraceReader;
     description = {
         "Compare a predicted run (PRED) with a measured one (REAL), each a trace (JSONL, gzip or plain) or a " +
             "tapedeck load JSON report (its first point): TTFT, ITL, E2E (and TPOT, queue time when both sides " +
-            "have them) p50/p90/p99 relative error against a tolerance, KS distance, per-request APE. With one " +
-            "trace, compare it with the knob model fitted to its TTFT and ITL mean and spread.",
+            "have them) p50/p90/p99 relative error against a tolerance, KS distance, per-request APE.",
+        "With one TRACE: replay its workload (arrivals, prompt and output lengths, prefixes) through tapedeck's " +
+            "engine in virtual time with the latency-model flags below and compare (--against replay), or compare " +
+            "it with the knob model fitted to its TTFT and ITL mean and spread (--against knob-fit).",
         "Exit code 0 when every gate passes, 1 when one fails, 2 for bad input.",
         "Example: tapedeck inspect calibrate sim.jsonl real.jsonl --json cal.json --html cal.html"})
 public final class CalibrateCommand implements Callable<Integer>
@@ -63,12 +72,31 @@ public final class CalibrateCommand implements Callable<Integer>
         description = "Also write an HTML page with survival curves and Q-Q plots of TTFT, ITL and E2E.")
     Path html;
 
+    @CommandLine.Option(names = "--against", paramLabel = "replay|knob-fit", defaultValue = "replay",
+        description = "One TRACE: what predicts it (default ${DEFAULT-VALUE}).")
+    String against;
+
     @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
-        description = "One TRACE: seed of the knob model's draws (default ${DEFAULT-VALUE}).")
+        description = "One TRACE: seed of the engine or of the knob model's draws (default ${DEFAULT-VALUE}).")
     long seed;
 
+    @CommandLine.Option(names = "--max-num-seqs", paramLabel = "N",
+        description = "One TRACE, replay: running-set cap (default: the trace's max_num_seqs, else 256).")
+    Integer maxNumSeqs;
+
+    @CommandLine.Option(names = "--max-num-batched-tokens", paramLabel = "N", defaultValue = "8192",
+        description = "One TRACE, replay: token budget per step (default ${DEFAULT-VALUE}).")
+    int maxNumBatchedTokens;
+
+    @CommandLine.Option(names = "--no-enable-prefix-caching", negatable = false,
+        description = "One TRACE, replay: no prefix cache (default: on, prefixes from the trace's block_hashes).")
+    boolean noPrefixCaching;
+
+    @CommandLine.Mixin
+    LatencyOptions latency = new LatencyOptions();
+
     @CommandLine.Option(names = "--repeat", paramLabel = "N", defaultValue = "" + KnobFitCheck.DEFAULT_REPEAT,
-        description = "One TRACE: knob-model draws per record (default ${DEFAULT-VALUE}).")
+        description = "One TRACE, knob-fit: draws per record (default ${DEFAULT-VALUE}).")
     int repeat;
 
     @Override
@@ -78,7 +106,13 @@ public final class CalibrateCommand implements Callable<Integer>
         final Calibration.Result result;
         if (1 == files.size())
         {
-            result = knobFit(files.get(0), perMetric);
+            result = switch (against)
+            {
+                case "replay" -> replay(files.get(0), perMetric);
+                case "knob-fit" -> knobFit(files.get(0), perMetric);
+                default -> throw new IllegalArgumentException("--against must be replay or knob-fit, got '" +
+                    against + "'");
+            };
         }
         else
         {
@@ -107,15 +141,62 @@ public final class CalibrateCommand implements Callable<Integer>
         return result.pass() ? 0 : 1;
     }
 
+    private Calibration.Result replay(final Path file, final Map<LatencySide.Metric, Double> perMetric)
+        throws IOException
+    {
+        requireTrace(file);
+        final TraceReader.Trace trace = TraceReader.readAll(file);
+        final int seqs = null != maxNumSeqs ? maxNumSeqs : null != trace.meta().maxNumSeqs() ?
+            (int)Math.min(Integer.MAX_VALUE, trace.meta().maxNumSeqs()) : EngineConfig.DEFAULT_MAX_NUM_SEQS;
+        final int blockSize = null != trace.meta().blockSize() ? (int)(long)trace.meta().blockSize() :
+            EngineConfig.DEFAULT_BLOCK_SIZE;
+        final LatencyModel model = latency.build(seqs);
+        final TraceReplayRun.Result run;
+        try
+        {
+            run = TraceReplayRun.replay(trace.records(), new TraceReplayRun.Settings(seqs, maxNumBatchedTokens,
+                blockSize, !noPrefixCaching, seed, model));
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new IllegalArgumentException(file + ": " + ex.getMessage(), ex);
+        }
+        final List<String> notes = new ArrayList<>();
+        final int left = trace.records().size() - run.source().size();
+        if (left > 0)
+        {
+            notes.add(left + " of " + trace.records().size() + " records have no arrival_ms and were not replayed");
+        }
+        if (run.refused() > 0)
+        {
+            notes.add("the engine refused " + run.refused() + " requests (longer than the context, or a full queue)");
+        }
+        final LatencySide replayed = LatencySide.ofTrace(String.format(Locale.ROOT, "replay of %s through %s " +
+            "(max-num-seqs %d, max-num-batched-tokens %d, block size %d, prefix caching %s, seed %d)", file,
+            model.describe(), seqs, maxNumBatchedTokens, blockSize, noPrefixCaching ? "off" : "on", seed),
+            run.replayed());
+        final LatencySide source = LatencySide.ofTrace(file.toString(), run.source());
+        notes.addAll(source.notes());
+        return Calibration.compare("replay", new LatencySide(replayed.name(), "replay", replayed.metrics(),
+            replayed.requests(), List.of()), new LatencySide(source.name(), "trace", source.metrics(),
+            source.requests(), notes), null == tolerance ? Calibration.MODEL_LEVEL_TOLERANCE : tolerance, perMetric);
+    }
+
+    private static LatencySide requireTrace(final Path file) throws IOException
+    {
+        final LatencySide side = LatencySide.read(file);
+        if (!"trace".equals(side.kind()))
+        {
+            throw new IllegalArgumentException(file + ": one file must be a trace (a load report has no workload " +
+                "to replay and no per-request samples); give PRED and REAL to compare two reports");
+        }
+        return side;
+    }
+
     private Calibration.Result knobFit(final Path file, final Map<LatencySide.Metric, Double> perMetric)
         throws IOException
     {
-        final LatencySide trace = LatencySide.read(file);
-        if (!"trace".equals(trace.kind()))
-        {
-            throw new IllegalArgumentException(file + ": one file must be a trace (a load report has no per-request " +
-                "samples to fit the knob model to); give PRED and REAL to compare two reports");
-        }
+        final LatencySide trace = requireTrace(file);
         if (!trace.metrics().containsKey(LatencySide.Metric.ITL))
         {
             throw new IllegalArgumentException(file + ": no record has token gaps (itl_ms or itl_summary); the knob " +

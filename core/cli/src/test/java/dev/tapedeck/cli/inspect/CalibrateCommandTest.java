@@ -119,10 +119,42 @@ class CalibrateCommandTest
     }
 
     @Test
+    void oneTraceIsReplayedThroughTheEngine() throws Exception
+    {
+        final Path demo = dir.resolve("demo.jsonl");
+        assertEquals(0, run("inspect", "gen-demo", "-o", demo.toString(), "--records", "150", "--fast", "--seed", "5")
+            .exitCode());
+        final Path json = dir.resolve("replay.json");
+        final CliRun same = run("inspect", "calibrate", demo.toString(), "--json", json.toString());
+        assertEquals(0, same.exitCode(), "gen-demo's own engine settings and step model: " + same.out() + same.err());
+        assertTrue(same.out().startsWith("PRED: replay of " + demo + " through step model dense-8b-rtxpro6000: "),
+            same.out());
+        assertFalse(same.out().contains("-0.0%"), same.out());
+        assertTrue(same.out().contains("pairing: by request_id, 150 pairs"), same.out());
+        assertTrue(same.out().contains("  10.0%  pass"), "model-level default tolerance: " + same.out());
+        final JsonNode node = new ObjectMapper().readTree(json.toFile());
+        assertEquals("replay", node.path("mode").asText());
+        assertTrue(node.path("metrics").get(0).path("ape").path("median").asDouble() < 0.01, node.toString());
+
+        final CliRun bigger = run("inspect", "calibrate", demo.toString(), "--step-profile",
+            "dense-32b-tp2-rtxpro6000");
+        assertEquals(1, bigger.exitCode(), bigger.out() + bigger.err());
+        assertTrue(bigger.out().contains("result: FAIL: TTFT: largest p50/p90/p99 error "), bigger.out());
+        assertTrue(bigger.out().contains("ITL: largest p50/p90/p99 error "), bigger.out());
+
+        final Path noArrivals = dir.resolve("no-arrivals.jsonl");
+        Files.writeString(noArrivals, "{\"prompt_tokens\":5,\"output_tokens\":1,\"ttft_ms\":3}\n");
+        final CliRun none = run("inspect", "calibrate", noArrivals.toString());
+        assertEquals(2, none.exitCode());
+        assertEquals("tapedeck calibrate: error: " + noArrivals + ": no record has arrival_ms: a replay needs " +
+            "arrival times", none.err().strip());
+    }
+
+    @Test
     void oneTraceRunsTheKnobFitCheck() throws Exception
     {
         final CliRun result = run("inspect", "calibrate", TraceTestData.path(
-            "vllm-vcr-fixtures/batch_context_trace.jsonl").toString(), "--seed", "3");
+            "vllm-vcr-fixtures/batch_context_trace.jsonl").toString(), "--against", "knob-fit", "--seed", "3");
         assertTrue(result.exitCode() <= 1, result.err());
         assertTrue(result.out().startsWith("PRED: knob fit of "), result.out());
         assertTrue(result.out().contains("10 draws per record, seed 3) (knob-fit)"), result.out());
