@@ -161,7 +161,7 @@ public final class CalibrateCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException(file + ": " + ex.getMessage(), ex);
         }
-        final List<String> notes = new ArrayList<>();
+        final List<String> notes = new ArrayList<>(trace.warnings());
         final int left = trace.records().size() - run.source().size();
         if (left > 0)
         {
