@@ -398,8 +398,10 @@ public final class LatencySide
         final Samples queue = new Samples();
         final List<RequestRow> rows = new ArrayList<>(records.size());
         int derivedE2e = 0;
+        int summaries = 0;
         for (final TraceRecord record : records)
         {
+            summaries += null == record.itlMs() && null != record.itlSummary() ? 1 : 0;
             final double[] values = new double[Metric.values().length];
             Arrays.fill(values, Double.NaN);
             values[Metric.TTFT.ordinal()] = ttft.add(record.ttftMs());
@@ -438,6 +440,12 @@ public final class LatencySide
         {
             notes.add(String.format(Locale.ROOT, "%s: E2E is TTFT plus the token gaps for %d of %d records " +
                 "(no e2e_ms)", name, derivedE2e, records.size()));
+        }
+        if (summaries > 0)
+        {
+            notes.add(String.format(Locale.ROOT, "%s: %d of %d records have only itl_summary (a mean per request): " +
+                "their ITL samples are request means, so ITL percentiles are narrower than per-gap ones; TPOT " +
+                "compares alike", name, summaries, records.size()));
         }
         return new LatencySide(name, "trace", metrics, rows, notes);
     }

@@ -274,6 +274,15 @@ class CalibrationTest
         assertEquals(65.0, side.metrics().get(Metric.E2E).p50Ms(), "e2e_ms wins over TTFT + gaps (60)");
         assertEquals(9.0, side.metrics().get(Metric.TPOT).p50Ms(), "(65 - 20) / 5");
         assertEquals(4.0, side.metrics().get(Metric.QUEUE).p50Ms());
+        assertTrue(side.notes().isEmpty(), side.notes().toString());
+
+        final Path summary = dir.resolve("summary.jsonl");
+        Files.writeString(summary, "{\"prompt_tokens\":8,\"output_tokens\":4,\"ttft_ms\":20," +
+            "\"itl_summary\":{\"mean_ms\":12.5,\"count\":3}}\n");
+        final LatencySide means = LatencySide.read(summary);
+        assertEquals(3, means.metrics().get(Metric.ITL).count());
+        assertEquals(57.5, means.metrics().get(Metric.E2E).p50Ms(), "20 + 3 x 12.5");
+        assertTrue(means.notes().get(1).contains("1 of 1 records have only itl_summary"), means.notes().toString());
     }
 
     @Test
