@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.zip.GZIPOutputStream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
@@ -228,6 +229,27 @@ class CalibrationTest
         }
         return "{\n  \"schema\": \"" + LoadReport.SCHEMA + "\",\n  \"points\": [{\"label\":\"run\",\"latency_ms\":{" +
             latency + ",\"tpot\":{\"count\":0}},\"cdf_ms\":{" + cdf + "}}]\n}\n";
+    }
+
+    @Test
+    void gzipTracesAndReportsAreReadByContent() throws Exception
+    {
+        final Path real = trace("real.jsonl", 30, 1, "");
+        final Path gz = dir.resolve("real.jsonl.gz");
+        try (GZIPOutputStream out = new GZIPOutputStream(Files.newOutputStream(gz)))
+        {
+            out.write(Files.readAllBytes(real));
+        }
+        final Result traces = compare(gz, real);
+        assertTrue(traces.pass(), Calibration.table(traces));
+        assertEquals(0.0, metric(traces, Metric.TTFT).ks());
+
+        final Path report = dir.resolve("pred.json.gz");
+        try (GZIPOutputStream out = new GZIPOutputStream(Files.newOutputStream(report)))
+        {
+            out.write(reportOf(LatencySide.read(real)).getBytes(StandardCharsets.UTF_8));
+        }
+        assertEquals("report", LatencySide.read(report).kind());
     }
 
     @Test
