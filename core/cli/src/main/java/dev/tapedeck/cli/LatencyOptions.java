@@ -9,9 +9,10 @@ import dev.tapedeck.latency.StepLatencyModel;
 
 /**
  * Latency-model flags shared by every face that runs an engine. The knob flags use llm-d-inference-sim's names and
- * meaning; giving any of them without {@code --latency-model} selects the knob model.
+ * meaning; giving any of them without {@code --latency-model} selects the knob model. Public so that
+ * {@code inspect calibrate} replays through the same flags; filled by picocli on one thread.
  */
-final class LatencyOptions
+public final class LatencyOptions
 {
     /** Which latency model. */
     enum ModelKind
@@ -101,7 +102,7 @@ final class LatencyOptions
      * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
      * @return the configured model.
      */
-    LatencyModel build(final int maxNumSeqs)
+    public LatencyModel build(final int maxNumSeqs)
     {
         final ModelKind chosen = null != kind ? kind : anyKnobGiven() ? ModelKind.KNOB : ModelKind.STEP;
         if (ModelKind.KNOB == chosen)

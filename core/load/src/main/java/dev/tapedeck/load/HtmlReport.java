@@ -21,7 +21,8 @@ import com.fasterxml.jackson.databind.JsonNode;
  */
 public final class HtmlReport
 {
-    private static final String STYLE = String.join("\n",
+    /** The page's style sheet, shared with {@link CalibrationHtml}. */
+    static final String STYLE = String.join("\n",
         "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;margin:0 auto;",
         "max-width:1400px;padding:16px 24px;color:#1b1b1b;background:#fff;font-size:14px;line-height:1.4}",
         "h1{font-size:22px;margin:4px 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}",

@@ -1,6 +1,7 @@
 package dev.tapedeck.load;
 
 import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -379,6 +380,10 @@ final class SvgChart
 
     private static String plain(final double value)
     {
+        if (0 != value && Math.abs(value) < 0.001)
+        {
+            return new BigDecimal(value).round(new MathContext(3)).stripTrailingZeros().toPlainString();
+        }
         final double rounded = Math.round(value * 1000) / 1000.0;
         if (0 == rounded)
         {

@@ -1,0 +1,208 @@
+package dev.tapedeck.cli.inspect;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import picocli.CommandLine;
+
+import dev.tapedeck.capture.TraceReplayRun;
+import dev.tapedeck.cli.LatencyOptions;
+import dev.tapedeck.cli.VersionProvider;
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.latency.LatencyModel;
+import dev.tapedeck.load.Calibration;
+import dev.tapedeck.load.CalibrationHtml;
+import dev.tapedeck.load.KnobFitCheck;
+import dev.tapedeck.load.LatencySide;
+import dev.tapedeck.trace.TraceReader;
+
+/**
+ * {@code tapedeck inspect calibrate PRED REAL} (or {@code TRACE} alone, against its replay through the engine in
+ * virtual time or against a knob fit): quantile gates, KS distance and per-request APE between a predicted and a
+ * measured run, as a table, JSON and an HTML page (docs/inspect.md). Exit code 0 when every gate passes, 1 when one
+ * fails, 2 for bad input. Runs on the calling thread.
+ */
+@CommandLine.Command(
+    name = "calibrate",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    sortOptions = false,
+    description = {
+        "Compare a predicted run (PRED) with a measured one (REAL), each a trace (JSONL, gzip or plain) or a " +
+            "tapedeck load JSON report (its first point): TTFT, ITL, E2E (and TPOT, queue time when both sides " +
+            "have them) p50/p90/p99 relative error against a tolerance, KS distance, per-request APE.",
+        "With one TRACE: replay its workload (arrivals, prompt and output lengths, prefixes) through tapedeck's " +
+            "engine in virtual time with the latency-model flags below and compare (--against replay), or compare " +
+            "it with the knob model fitted to its TTFT and ITL mean and spread (--against knob-fit).",
+        "Exit code 0 when every gate passes, 1 when one fails, 2 for bad input.",
+        "Example: tapedeck inspect calibrate sim.jsonl real.jsonl --json cal.json --html cal.html"})
+public final class CalibrateCommand implements Callable<Integer>
+{
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @CommandLine.Parameters(index = "0..1", arity = "1..2", paramLabel = "FILE",
+        description = "PRED REAL (two traces or reports, in that order), or one TRACE for the knob-fit check.")
+    List<Path> files;
+
+    @CommandLine.Option(names = "--tolerance", paramLabel = "FRACTION",
+        description = "Largest p50/p90/p99 relative error of every metric without its own tolerance " +
+            "(default 0.25 for PRED REAL, end-to-end; 0.10 for one TRACE, model-level).")
+    Double tolerance;
+
+    @CommandLine.Option(names = "--metric-tolerance", paramLabel = "METRIC=FRACTION", split = ",",
+        description = "Tolerance of one metric (ttft, itl, e2e, tpot, queue), e.g. ttft=0.1,e2e=0.3; repeatable.")
+    Map<String, Double> metricTolerances = new LinkedHashMap<>();
+
+    @CommandLine.Option(names = "--json", paramLabel = "FILE", description = "Also write the comparison as JSON.")
+    Path json;
+
+    @CommandLine.Option(names = "--html", paramLabel = "FILE",
+        description = "Also write an HTML page with survival curves and Q-Q plots of TTFT, ITL and E2E.")
+    Path html;
+
+    @CommandLine.Option(names = "--against", paramLabel = "replay|knob-fit", defaultValue = "replay",
+        description = "One TRACE: what predicts it (default ${DEFAULT-VALUE}).")
+    String against;
+
+    @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
+        description = "One TRACE: seed of the engine or of the knob model's draws (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @CommandLine.Option(names = "--max-num-seqs", paramLabel = "N",
+        description = "One TRACE, replay: running-set cap (default: the trace's max_num_seqs, else 256).")
+    Integer maxNumSeqs;
+
+    @CommandLine.Option(names = "--max-num-batched-tokens", paramLabel = "N", defaultValue = "8192",
+        description = "One TRACE, replay: token budget per step (default ${DEFAULT-VALUE}).")
+    int maxNumBatchedTokens;
+
+    @CommandLine.Option(names = "--no-enable-prefix-caching", negatable = false,
+        description = "One TRACE, replay: no prefix cache (default: on, prefixes from the trace's block_hashes).")
+    boolean noPrefixCaching;
+
+    @CommandLine.Mixin
+    LatencyOptions latency = new LatencyOptions();
+
+    @CommandLine.Option(names = "--repeat", paramLabel = "N", defaultValue = "" + KnobFitCheck.DEFAULT_REPEAT,
+        description = "One TRACE, knob-fit: draws per record (default ${DEFAULT-VALUE}).")
+    int repeat;
+
+    @Override
+    public Integer call() throws IOException
+    {
+        final Map<LatencySide.Metric, Double> perMetric = Calibration.tolerances(metricTolerances);
+        final Calibration.Result result;
+        if (1 == files.size())
+        {
+            result = switch (against)
+            {
+                case "replay" -> replay(files.get(0), perMetric);
+                case "knob-fit" -> knobFit(files.get(0), perMetric);
+                default -> throw new IllegalArgumentException("--against must be replay or knob-fit, got '" +
+                    against + "'");
+            };
+        }
+        else
+        {
+            final LatencySide pred = LatencySide.read(files.get(0));
+            final LatencySide real = LatencySide.read(files.get(1));
+            result = Calibration.compare("two-file", pred, real,
+                null == tolerance ? Calibration.END_TO_END_TOLERANCE : tolerance, perMetric);
+        }
+        spec.commandLine().getOut().print(Calibration.table(result));
+        if (null != json)
+        {
+            final Path parent = json.toAbsolutePath().getParent();
+            if (null != parent)
+            {
+                Files.createDirectories(parent);
+            }
+            JSON.writeValue(json.toFile(), Calibration.toJson(result));
+            spec.commandLine().getOut().println("json: " + json);
+        }
+        if (null != html)
+        {
+            CalibrationHtml.write(result, html);
+            spec.commandLine().getOut().println("html: " + html);
+        }
+        spec.commandLine().getOut().flush();
+        return result.pass() ? 0 : 1;
+    }
+
+    private Calibration.Result replay(final Path file, final Map<LatencySide.Metric, Double> perMetric)
+        throws IOException
+    {
+        requireTrace(file);
+        final TraceReader.Trace trace = TraceReader.readAll(file);
+        final int seqs = null != maxNumSeqs ? maxNumSeqs : null != trace.meta().maxNumSeqs() ?
+            (int)Math.min(Integer.MAX_VALUE, trace.meta().maxNumSeqs()) : EngineConfig.DEFAULT_MAX_NUM_SEQS;
+        final int blockSize = null != trace.meta().blockSize() ? (int)(long)trace.meta().blockSize() :
+            EngineConfig.DEFAULT_BLOCK_SIZE;
+        final LatencyModel model = latency.build(seqs);
+        final TraceReplayRun.Result run;
+        try
+        {
+            run = TraceReplayRun.replay(trace.records(), new TraceReplayRun.Settings(seqs, maxNumBatchedTokens,
+                blockSize, !noPrefixCaching, seed, model));
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new IllegalArgumentException(file + ": " + ex.getMessage(), ex);
+        }
+        final List<String> notes = new ArrayList<>(trace.warnings());
+        final int left = trace.records().size() - run.source().size();
+        if (left > 0)
+        {
+            notes.add(left + " of " + trace.records().size() + " records have no arrival_ms and were not replayed");
+        }
+        if (run.refused() > 0)
+        {
+            notes.add("the engine refused " + run.refused() + " requests (longer than the context, or a full queue)");
+        }
+        final LatencySide replayed = LatencySide.ofTrace(String.format(Locale.ROOT, "replay of %s through %s " +
+            "(max-num-seqs %d, max-num-batched-tokens %d, block size %d, prefix caching %s, seed %d)", file,
+            model.describe(), seqs, maxNumBatchedTokens, blockSize, noPrefixCaching ? "off" : "on", seed),
+            run.replayed());
+        final LatencySide source = LatencySide.ofTrace(file.toString(), run.source());
+        notes.addAll(source.notes());
+        return Calibration.compare("replay", new LatencySide(replayed.name(), "replay", replayed.metrics(),
+            replayed.requests(), List.of()), new LatencySide(source.name(), "trace", source.metrics(),
+            source.requests(), notes), null == tolerance ? Calibration.MODEL_LEVEL_TOLERANCE : tolerance, perMetric);
+    }
+
+    private static LatencySide requireTrace(final Path file) throws IOException
+    {
+        final LatencySide side = LatencySide.read(file);
+        if (!"trace".equals(side.kind()))
+        {
+            throw new IllegalArgumentException(file + ": one file must be a trace (a load report has no workload " +
+                "to replay and no per-request samples); give PRED and REAL to compare two reports");
+        }
+        return side;
+    }
+
+    private Calibration.Result knobFit(final Path file, final Map<LatencySide.Metric, Double> perMetric)
+        throws IOException
+    {
+        final LatencySide trace = requireTrace(file);
+        if (!trace.metrics().containsKey(LatencySide.Metric.ITL))
+        {
+            throw new IllegalArgumentException(file + ": no record has token gaps (itl_ms or itl_summary); the knob " +
+                "model needs ITL samples");
+        }
+        return KnobFitCheck.check(trace, TraceReader.readAll(file).records(), repeat, seed,
+            null == tolerance ? Calibration.MODEL_LEVEL_TOLERANCE : tolerance, perMetric);
+    }
+}
