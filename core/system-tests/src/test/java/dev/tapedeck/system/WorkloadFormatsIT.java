@@ -24,7 +24,6 @@ import dev.tapedeck.load.RunRecorder;
 import dev.tapedeck.load.RunResult;
 import dev.tapedeck.http.TestServer;
 import dev.tapedeck.trace.TraceTestData;
-import dev.tapedeck.workload.SessionInference;
 import dev.tapedeck.workload.Workload;
 import dev.tapedeck.workload.WorkloadFormat;
 import dev.tapedeck.workload.WorkloadRequest;
@@ -77,7 +76,7 @@ class WorkloadFormatsIT
     private static void replay(final Path file, final WorkloadFormat format, final int maxRequests,
         final double timeScale, final LengthDistribution outputs) throws IOException, InterruptedException
     {
-        final Workload workload = SessionInference.infer(Workloads.load(file, format));
+        final Workload workload = Workloads.load(file, format);
         final LoadPlan plan = LoadPlan.fromWorkload(workload, timeScale, maxRequests, 0, outputs, 1);
         long plannedPrompt = 0;
         long plannedOutput = 0;
@@ -126,8 +125,7 @@ class WorkloadFormatsIT
     void shouldReplayKvCacheTesterConversationsTurnAfterTurn() throws Exception
     {
         final Path conversations = TraceTestData.path("workloads/kv_cache_tester");
-        assertEquals(2, SessionInference.infer(Workloads.load(conversations, WorkloadFormat.KVCACHE_TESTER))
-            .sessionCount());
+        assertEquals(2, Workloads.load(conversations, WorkloadFormat.KVCACHE_TESTER).sessionCount());
         replay(conversations, WorkloadFormat.KVCACHE_TESTER, 0, 0.002, SHORT);
     }
 

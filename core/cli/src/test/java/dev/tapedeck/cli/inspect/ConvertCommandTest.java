@@ -8,6 +8,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 
+import dev.tapedeck.load.Load;
+import dev.tapedeck.load.LoadContext;
+import dev.tapedeck.load.LoadPlan;
 import dev.tapedeck.trace.TraceReader;
 import dev.tapedeck.trace.TraceTestData;
 import dev.tapedeck.workload.Workload;
@@ -43,13 +46,33 @@ class ConvertCommandTest
         assertEquals(0, run.exitCode(), run.err());
         assertEquals(1, run.out().lines().count(), run.out());
         assertTrue(run.out().startsWith("mooncake " + source + " -> workload " + out + ": 12031 requests over " +
-            "3536999 ms (58m56.999s), block size 512, 0 sessions; notes: timestamp is in milliseconds"), run.out());
+            "3536999 ms (58m56.999s), block size 512, 2027 sessions; notes: timestamp is in milliseconds"), run.out());
         final byte[] head = Files.readAllBytes(out);
         assertEquals(0x1f, head[0] & 0xff, "gzip by the .gz name");
         final Workload workload = WorkloadReader.readAll(out);
         assertEquals(12_031, workload.requests().size());
         assertEquals(512, workload.hashBlockSize());
         assertEquals("mooncake", workload.source());
+        assertEquals(2_027, workload.sessionCount(), "the workload file keeps the sessions inferred on load");
+    }
+
+    @Test
+    void shouldCountTheSameSessionsAsLoadForTheSameFile() throws IOException
+    {
+        final Path source = TraceTestData.path("workloads/mooncake_fast25/conversation_trace.jsonl");
+        final Path out = dir.resolve("mooncake.workload.jsonl");
+
+        final CliRun run = run("inspect", "convert", source.toString(), "-o", out.toString());
+        final LoadPlan loadPlan = Load.basePlan(new LoadContext().workload(source));
+        final LoadPlan convertedPlan = Load.basePlan(new LoadContext().workload(out));
+
+        assertEquals(0, run.exitCode(), run.err());
+        assertTrue(loadPlan.sessions() > 2_000, "the conversation trace chains: " + loadPlan.sessions());
+        assertTrue(run.out().contains(", " + loadPlan.sessions() + " sessions; "), loadPlan.sessions() + " vs " +
+            run.out());
+        assertEquals(loadPlan.sessions(), convertedPlan.sessions(), "load of the converted file");
+        assertEquals(0, Load.basePlan(new LoadContext().workload(source).inferSessions(false)).sessions(),
+            "--sessions off");
     }
 
     @Test
