@@ -117,7 +117,10 @@ final class FormatDetection
         }
         if (keys.contains("arrival_ms") && keys.contains("prompt_tokens"))
         {
-            return WorkloadFormat.TAPEDECK; // its reader explains the missing meta line
+            // a workload line always has turn (tapedeck writes it); a trace record without meta or gaps has none
+            final boolean workloadFields = keys.contains("turn") || keys.contains("session") ||
+                keys.contains("hash_ids") || keys.contains("think_ms");
+            return workloadFields ? WorkloadFormat.TAPEDECK : WorkloadFormat.TRACE; // TAPEDECK explains a lost meta
         }
         if (keys.contains("timestamp") && keys.contains("input_length"))
         {
