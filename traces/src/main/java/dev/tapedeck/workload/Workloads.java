@@ -59,6 +59,8 @@ public final class Workloads
             case GUIDELLM -> GuidellmReport.read(path).toWorkload();
             case GUIDELLM_REPLAY -> GuidellmReplayLoader.load(path);
             case VLLM_BENCH -> VllmBenchResult.read(path).toWorkload();
+            case AIPERF_MULTI_TURN -> AiperfMultiTurnLoader.load(path);
+            case BURSTGPT -> BurstGptLoader.load(path);
         };
     }
 }

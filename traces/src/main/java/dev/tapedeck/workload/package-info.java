@@ -1,8 +1,9 @@
 /**
  * Request traces as workloads to replay. {@link Workloads} loads any supported format ({@link WorkloadFormat}:
- * tapedeck's workload file, vllm-vcr traces, Mooncake, Azure, kv-cache-tester, guidellm, vllm bench) as a
- * {@link Workload} of {@link WorkloadRequest}s (arrival, prompt and output lengths, prefix block ids, sessions,
- * inferred from chained block ids when the source names none), with notes on what was adjusted or skipped.
+ * tapedeck's workload file, vllm-vcr traces, Mooncake, Azure, kv-cache-tester, guidellm, vllm bench, AIPerf
+ * multi_turn, BurstGPT) as a {@link Workload} of {@link WorkloadRequest}s (arrival, prompt and output lengths, prefix
+ * block ids, sessions, inferred from chained block ids when the source names none), with notes on what was adjusted
+ * or skipped.
  * {@link WorkloadReader} and {@link WorkloadWriter} read and write the workload file; {@link TraceConversion} turns
  * sources with measured results into vllm-vcr traces; {@link OutputLengthDistribution} is how long an uncapped answer
  * is (the engine draws from it).

@@ -76,6 +76,34 @@ class ConvertCommandTest
     }
 
     @Test
+    void shouldConvertAiperfMultiTurnAndBurstGptByContent() throws IOException
+    {
+        final Path aiperf = dir.resolve("conversations.jsonl");
+        Files.writeString(aiperf, "{\"session_id\":\"a\",\"turns\":[{\"text\":\"" + "x".repeat(80) +
+            "\",\"output_length\":8,\"timestamp\":0},{\"text\":\"more\",\"delay\":100,\"output_length\":4}]}\n");
+        final Path burst = dir.resolve("burst.csv");
+        Files.writeString(burst, "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+            "0.5,ChatGPT,100,10,110,API log\n2.0,GPT-4,200,0,200,API log\n3.25,GPT-4,300,30,330,API log\n");
+        final Path aiperfOut = dir.resolve("aiperf.workload.jsonl");
+        final Path burstOut = dir.resolve("burst.workload.jsonl");
+
+        final CliRun fromAiperf = run("inspect", "convert", aiperf.toString(), "-o", aiperfOut.toString());
+        final CliRun fromBurst = run("inspect", "convert", burst.toString(), "-o", burstOut.toString());
+
+        assertEquals(0, fromAiperf.exitCode(), fromAiperf.err());
+        assertTrue(fromAiperf.out().startsWith("aiperf-multi-turn " + aiperf + " -> workload " + aiperfOut +
+            ": 2 requests over 0 ms, block size 16, 1 session; notes:"), fromAiperf.out());
+        final Workload conversation = WorkloadReader.readAll(aiperfOut);
+        assertEquals(20, conversation.requests().get(0).promptTokens());
+        assertEquals(20 + 8 + 1, conversation.requests().get(1).promptTokens(), "history, answer, new text");
+        assertEquals(0, fromBurst.exitCode(), fromBurst.err());
+        assertTrue(fromBurst.out().startsWith("burstgpt " + burst + " -> workload " + burstOut + ": 2 requests over " +
+            "2750 ms (2.75s), no hash ids, 0 sessions; notes:"), fromBurst.out());
+        assertTrue(fromBurst.out().contains("1 rows have Response tokens 0 (failed requests) and were skipped (" +
+            burst + ":3)"), fromBurst.out());
+    }
+
+    @Test
     void shouldConvertTheGuidellmReportToATraceByDefault() throws IOException
     {
         final Path source = TraceTestData.path("vllm-vcr-fixtures/guidellm_sample.json");
