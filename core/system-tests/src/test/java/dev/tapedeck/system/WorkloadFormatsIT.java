@@ -130,6 +130,26 @@ class WorkloadFormatsIT
     }
 
     @Test
+    void shouldReplayAiperfConversationsTurnAfterTurnAndBurstGpt() throws Exception
+    {
+        final Path aiperf = dir.resolve("conversations.jsonl");
+        Files.writeString(aiperf, "{\"session_id\":\"a\",\"turns\":[{\"role\":\"system\",\"text\":\"" +
+            "s".repeat(120) + "\"},{\"text\":\"" + "q".repeat(200) + "\",\"output_length\":12,\"timestamp\":0}," +
+            "{\"text\":\"follow up\",\"delay\":20,\"output_length\":6}]}\n" +
+            "{\"session_id\":\"b\",\"turns\":[{\"texts\":[\"" + "w".repeat(90) + "\"],\"timestamp\":30," +
+            "\"output_length\":5}]}\n");
+        final Workload conversations = Workloads.load(aiperf);
+        assertEquals(2, conversations.sessionCount());
+        replay(aiperf, WorkloadFormat.AIPERF_MULTI_TURN, 0, 1.0);
+
+        final Path burst = dir.resolve("burst.csv");
+        Files.writeString(burst, "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+            "0.25,ChatGPT,180,9,189,Conversation log\n0.5,GPT-4,90,0,90,API log\n0.75,GPT-4,400,7,407,API log\n" +
+            "1.0,ChatGPT,33,3,36,API log\n");
+        replay(burst, WorkloadFormat.BURSTGPT, 0, 0.1);
+    }
+
+    @Test
     void shouldReplayVcrTraces() throws Exception
     {
         replay(TraceTestData.path("vllm-vcr-fixtures/edge_cases_trace.jsonl"), WorkloadFormat.TRACE, 0, 1.0);
