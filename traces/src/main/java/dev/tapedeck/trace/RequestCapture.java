@@ -6,7 +6,7 @@ import java.util.Arrays;
  * Collects what a capture sees of one request (arrival, each token-bearing output, the end) and turns it into a
  * {@link TraceRecord} the way vllm-vcr's tap does: the first output with tokens sets {@code ttft_ms}; each later one
  * adds a gap to {@code itl_ms} with its token count ({@code itl_tokens}, omitted when every chunk had one token) and
- * the batch around it ({@code itl_ctx}: requests running, prefill tokens in that step).
+ * the batch around it ({@code itl_ctx}: requests running, prefill tokens in that step); the end sets {@code e2e_ms}.
  * <p>
  * Arrays grow by doubling, so a request allocates a handful of times over its life, not per token. Not thread safe:
  * one capturing thread per request.
@@ -139,9 +139,11 @@ public final class RequestCapture
 
     /**
      * @param finishReason {@code stop}, {@code length}, {@code abort}, {@code error} or {@code repetition}.
+     * @param finishedAtMs when the request ended (its last output, or its abort), milliseconds since the capture
+     *     started: {@code e2e_ms} is this minus the arrival.
      * @return the finished record.
      */
-    public TraceRecord toRecord(final String finishReason)
+    public TraceRecord toRecord(final String finishReason, final double finishedAtMs)
     {
         final TraceRecord record = new TraceRecord()
             .promptTokens(promptTokens)
@@ -150,6 +152,7 @@ public final class RequestCapture
             .ttftMs(hasFirstToken() ? firstChunkMs - arrivalMs : 0)
             .concurrency(concurrency)
             .arrivalMs(arrivalMs)
+            .e2eMs(Math.max(0, finishedAtMs - arrivalMs))
             .finishReason(finishReason);
         if (outputTokens > 0)
         {

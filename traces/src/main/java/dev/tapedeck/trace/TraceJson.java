@@ -84,6 +84,7 @@ final class TraceJson
                 case "itl_summary" -> record.itlSummary(readSummary(parser));
                 case "concurrency" -> record.concurrency(natural(parser, name));
                 case "arrival_ms" -> record.arrivalMs(number(parser, name));
+                case "e2e_ms" -> record.e2eMs(number(parser, name));
                 case "itl_ctx" -> record.itlContext(readContext(parser));
                 case "block_hashes" -> record.blockHashes(unsignedLongs(parser, name));
                 case "mm_hashes" -> record.mmHashes(strings(parser, name));
@@ -122,8 +123,14 @@ final class TraceJson
         {
             out.writeNumberField("cached_tokens", record.cachedTokens());
         }
-        out.writeNumberField("output_tokens", record.outputTokens());
-        out.writeNumberField("ttft_ms", record.ttftMs());
+        if (record.outputTokens() >= 0)
+        {
+            out.writeNumberField("output_tokens", record.outputTokens());
+        }
+        if (!Double.isNaN(record.ttftMs()))
+        {
+            out.writeNumberField("ttft_ms", record.ttftMs());
+        }
         if (null != record.itlMs())
         {
             out.writeFieldName("itl_ms");
@@ -144,6 +151,10 @@ final class TraceJson
         if (null != record.arrivalMs())
         {
             out.writeNumberField("arrival_ms", record.arrivalMs());
+        }
+        if (null != record.e2eMs())
+        {
+            out.writeNumberField("e2e_ms", record.e2eMs());
         }
         if (null != record.itlContext())
         {

@@ -13,7 +13,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 
 /**
  * Reads a trace (JSONL, gzip when compressed) record by record with Jackson's streaming parser: the optional meta
- * line first, then one {@link TraceRecord} per non-blank line, each checked by {@link TraceValidation}.
+ * line first, then one {@link TraceRecord} per non-blank line, each checked by {@link TraceValidation}: with every
+ * rule ({@link #open(Path)}: the record must be usable as a latency source), with the workload rules only
+ * ({@link #openWorkload(Path)}: a record without {@code ttft_ms} or gaps is still a request to replay), or with none
+ * ({@link #openUnchecked(Path)}).
  * <p>
  * A file that ends early is read up to its last whole record with a warning ({@link #warnings()}), not rejected: a
  * gzip stream without its trailer (a capture still being written, or interrupted), or a last line cut short without
@@ -33,17 +36,30 @@ public final class TraceReader implements Closeable
     private final InputStream in;
     private final LineSource lines;
     private final List<String> warnings = new ArrayList<>();
-    private final boolean validate;
+    private final Checks checks;
     private TraceMeta meta = new TraceMeta();
     private TraceRecord pending;
     private boolean done;
 
-    private TraceReader(final String name, final InputStream in, final boolean validate) throws IOException
+    /**
+     * Which {@link TraceValidation} rules each record is checked against.
+     */
+    private enum Checks
+    {
+        /** Every rule: the trace is a latency source. */
+        LATENCY_SOURCE,
+        /** The workload rules: the trace is a schedule of requests. */
+        WORKLOAD,
+        /** None (types are still checked). */
+        NONE
+    }
+
+    private TraceReader(final String name, final InputStream in, final Checks checks) throws IOException
     {
         this.name = name;
         this.in = in;
         this.lines = new LineSource(in);
-        this.validate = validate;
+        this.checks = checks;
         readHead();
     }
 
@@ -56,7 +72,21 @@ public final class TraceReader implements Closeable
      */
     public static TraceReader open(final Path path) throws IOException
     {
-        return new TraceReader(path.toString(), TraceFiles.openInput(path), true);
+        return new TraceReader(path.toString(), TraceFiles.openInput(path), Checks.LATENCY_SOURCE);
+    }
+
+    /**
+     * Open a trace to replay as a workload: records are checked with {@link TraceValidation#workloadProblems} only,
+     * so a record without {@code ttft_ms}, {@code output_tokens} or gaps is read (vcr's rule that a multi-token
+     * record needs gaps is for latency sources).
+     *
+     * @param path the file.
+     * @return a reader positioned after the meta line.
+     * @throws IOException if the file cannot be read.
+     */
+    public static TraceReader openWorkload(final Path path) throws IOException
+    {
+        return new TraceReader(path.toString(), TraceFiles.openInput(path), Checks.WORKLOAD);
     }
 
     /**
@@ -68,7 +98,7 @@ public final class TraceReader implements Closeable
      */
     public static TraceReader openUnchecked(final Path path) throws IOException
     {
-        return new TraceReader(path.toString(), TraceFiles.openInput(path), false);
+        return new TraceReader(path.toString(), TraceFiles.openInput(path), Checks.NONE);
     }
 
     /**
@@ -79,7 +109,7 @@ public final class TraceReader implements Closeable
      */
     public static TraceReader open(final String name, final InputStream in) throws IOException
     {
-        return new TraceReader(name, TraceFiles.maybeGunzip(in), true);
+        return new TraceReader(name, TraceFiles.maybeGunzip(in), Checks.LATENCY_SOURCE);
     }
 
     /**
@@ -243,13 +273,15 @@ public final class TraceReader implements Closeable
             }
             throw error(ex.getMessage(), ex);
         }
-        if (validate)
+        final List<String> problems = switch (checks)
         {
-            final List<String> problems = TraceValidation.problems(record);
-            if (!problems.isEmpty())
-            {
-                throw error(String.join("; ", problems), null);
-            }
+            case LATENCY_SOURCE -> TraceValidation.problems(record);
+            case WORKLOAD -> TraceValidation.workloadProblems(record);
+            case NONE -> List.of();
+        };
+        if (!problems.isEmpty())
+        {
+            throw error(String.join("; ", problems), null);
         }
         return record;
     }

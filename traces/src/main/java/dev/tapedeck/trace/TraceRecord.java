@@ -23,6 +23,7 @@ public final class TraceRecord
     private ItlSummary itlSummary;
     private Long concurrency;
     private Double arrivalMs;
+    private Double e2eMs;
     private ItlContext itlContext;
     private long[] blockHashes;
     private String[] mmHashes;
@@ -226,6 +227,24 @@ public final class TraceRecord
     public TraceRecord arrivalMs(final Double value)
     {
         arrivalMs = value;
+        return this;
+    }
+
+    /**
+     * @return arrival to the end of the request (its last output, or its abort), milliseconds; null when absent.
+     */
+    public Double e2eMs()
+    {
+        return e2eMs;
+    }
+
+    /**
+     * @param value arrival to the end of the request in milliseconds, or null to omit.
+     * @return this.
+     */
+    public TraceRecord e2eMs(final Double value)
+    {
+        e2eMs = value;
         return this;
     }
 

@@ -16,7 +16,9 @@ import com.fasterxml.jackson.databind.JsonNode;
  * Checks a whole trace file line by line and reports every problem, not just the first: lines that are not JSON,
  * fields of the wrong type, the cross-field rules of {@link TraceValidation}, a meta line anywhere but first, and a
  * {@code config_hash} that is not 64 lowercase hex characters. A line with a JSON or type error is reported once (its
- * other fields cannot be trusted); a well-typed record reports each broken rule.
+ * other fields cannot be trusted); a well-typed record reports each broken rule. Problems that only keep the trace
+ * from being a latency source ({@link TraceValidation#latencyProblems}, e.g. no gaps) are marked as such, so a file
+ * can be valid as a workload and not as a latency source ({@link Result#validAsWorkload()}).
  * <p>
  * What {@link TraceReader} tolerates is a warning here, not a problem: a last line cut short without its newline and
  * a gzip stream without its trailer (a capture still being written). Corrupt gzip data ends the check with a
@@ -35,8 +37,10 @@ public final class TraceValidator
      *
      * @param line 1-based line number.
      * @param message what is wrong.
+     * @param latencySourceOnly true when the record is still a valid workload request (only a latency source needs
+     *     what it lacks).
      */
-    public record Problem(long line, String message)
+    public record Problem(long line, String message, boolean latencySourceOnly)
     {
     }
 
@@ -48,15 +52,25 @@ public final class TraceValidator
      * @param linesWithProblems lines with at least one problem.
      * @param hasMeta true when the file starts with a meta line.
      * @param warnings what was tolerated, each naming the file (and line when known).
+     * @param workloadProblems problems that also keep the trace from being replayed as a workload.
      */
-    public record Result(long records, long problems, long linesWithProblems, boolean hasMeta, List<String> warnings)
+    public record Result(long records, long problems, long linesWithProblems, boolean hasMeta, List<String> warnings,
+        long workloadProblems)
     {
         /**
-         * @return true when no problem was found.
+         * @return true when no problem was found: the trace is valid as a latency source (and as a workload).
          */
         public boolean valid()
         {
             return 0 == problems;
+        }
+
+        /**
+         * @return true when every problem found only concerns latency sources: {@code load} can replay the trace.
+         */
+        public boolean validAsWorkload()
+        {
+            return 0 == workloadProblems;
         }
     }
 
@@ -88,7 +102,7 @@ public final class TraceValidator
                 catch (final java.util.zip.ZipException ex)
                 {
                     counter.report(lines.lineNumber() + 1, "corrupt gzip data: " + ex.getMessage() +
-                        "; the rest of the file cannot be read");
+                        "; the rest of the file cannot be read", false);
                     break;
                 }
                 if (null == line)
@@ -107,8 +121,9 @@ public final class TraceValidator
                 final long lineNumber = lines.lineNumber();
                 final boolean cut = !lines.lastLineTerminated() && lines.atEnd();
                 final List<String> problems = new ArrayList<>();
-                final boolean isMeta = checkLine(line, first, problems);
-                if (cut && !problems.isEmpty())
+                final List<String> latencyProblems = new ArrayList<>();
+                final boolean isMeta = checkLine(line, first, problems, latencyProblems);
+                if (cut && !(problems.isEmpty() && latencyProblems.isEmpty()))
                 {
                     warnings.add(name + ":" + lineNumber + ": the last line is cut short (a capture still being " +
                         "written?) and was not checked");
@@ -119,18 +134,25 @@ public final class TraceValidator
                 first = false;
                 for (final String problem : problems)
                 {
-                    counter.report(lineNumber, problem);
+                    counter.report(lineNumber, problem, false);
+                }
+                for (final String problem : latencyProblems)
+                {
+                    counter.report(lineNumber, problem, true);
                 }
             }
         }
-        return new Result(records, counter.problems, counter.lines, hasMeta, List.copyOf(warnings));
+        return new Result(records, counter.problems, counter.lines, hasMeta, List.copyOf(warnings),
+            counter.workloadProblems);
     }
 
     /**
+     * @param problems gets what breaks the line as a workload request (and so as a latency source).
+     * @param latencyProblems gets what only a latency source needs and the record lacks.
      * @return true when the line is a meta line.
      */
-    private static boolean checkLine(final String line, final boolean first, final List<String> problems)
-        throws IOException
+    private static boolean checkLine(final String line, final boolean first, final List<String> problems,
+        final List<String> latencyProblems) throws IOException
     {
         try
         {
@@ -152,7 +174,8 @@ public final class TraceValidator
                     problems.add("unexpected content after the record");
                     return false;
                 }
-                problems.addAll(TraceValidation.problems(record));
+                problems.addAll(TraceValidation.workloadProblems(record));
+                latencyProblems.addAll(TraceValidation.latencyProblems(record));
             }
         }
         catch (final JsonProcessingException ex)
@@ -192,6 +215,7 @@ public final class TraceValidator
     {
         private final Consumer<Problem> onProblem;
         private long problems;
+        private long workloadProblems;
         private long lines;
         private long lastLine = -1;
 
@@ -200,15 +224,16 @@ public final class TraceValidator
             this.onProblem = onProblem;
         }
 
-        void report(final long line, final String message)
+        void report(final long line, final String message, final boolean latencySourceOnly)
         {
             problems++;
+            workloadProblems += latencySourceOnly ? 0 : 1;
             if (line != lastLine)
             {
                 lines++;
                 lastLine = line;
             }
-            onProblem.accept(new Problem(line, message));
+            onProblem.accept(new Problem(line, message, latencySourceOnly));
         }
     }
 }

@@ -124,7 +124,11 @@ final class AzureLoader
         throw new TraceFormatException(where + ": " + column + " must be a non-negative integer, got '" + text + "'");
     }
 
-    private static String unquote(final String field)
+    /**
+     * @param field a CSV field.
+     * @return it without surrounding blanks and double quotes (the CSV files tapedeck reads quote no commas).
+     */
+    static String unquote(final String field)
     {
         final String text = field.strip();
         if (text.length() >= 2 && '"' == text.charAt(0) && '"' == text.charAt(text.length() - 1))

@@ -22,7 +22,8 @@ import dev.tapedeck.trace.TraceFiles;
 
 /**
  * Tells a workload file's format from its first JSON object's keys (or a CSV header), reading no more of the file
- * than that object. Stateless; thread safe.
+ * than that object: {@code turns} is an AIPerf multi_turn conversation; a CSV header with {@code ContextTokens} is
+ * Azure's, one with {@code Request tokens} and {@code Response tokens} BurstGPT's. Stateless; thread safe.
  */
 final class FormatDetection
 {
@@ -107,6 +108,10 @@ final class FormatDetection
         {
             return WorkloadFormat.VLLM_BENCH;
         }
+        if (keys.contains("turns"))
+        {
+            return WorkloadFormat.AIPERF_MULTI_TURN;
+        }
         if (keys.contains("requests") && (keys.contains("block_size") || keys.contains("hash_id_scope")))
         {
             return WorkloadFormat.KVCACHE_TESTER;
@@ -117,7 +122,10 @@ final class FormatDetection
         }
         if (keys.contains("arrival_ms") && keys.contains("prompt_tokens"))
         {
-            return WorkloadFormat.TAPEDECK; // its reader explains the missing meta line
+            // a workload line always has turn (tapedeck writes it); a trace record without meta or gaps has none
+            final boolean workloadFields = keys.contains("turn") || keys.contains("session") ||
+                keys.contains("hash_ids") || keys.contains("think_ms");
+            return workloadFields ? WorkloadFormat.TAPEDECK : WorkloadFormat.TRACE; // TAPEDECK explains a lost meta
         }
         if (keys.contains("timestamp") && keys.contains("input_length"))
         {
@@ -141,9 +149,14 @@ final class FormatDetection
         {
             return WorkloadFormat.AZURE;
         }
+        if (BurstGptLoader.isHeader(columns))
+        {
+            return WorkloadFormat.BURSTGPT;
+        }
         final String shown = null == header ? "" : header.length() > 80 ? header.substring(0, 80) + "..." : header;
-        throw unknown(path, "it is not JSON and its first line is not the Azure CSV header " +
-            "TIMESTAMP,ContextTokens,GeneratedTokens: '" + shown + "'");
+        throw unknown(path, "it is not JSON and its first line is neither the Azure CSV header " +
+            "TIMESTAMP,ContextTokens,GeneratedTokens nor BurstGPT's Timestamp,...,Request tokens,Response tokens: '" +
+            shown + "'");
     }
 
     private static IllegalArgumentException unknown(final Path path, final String why)

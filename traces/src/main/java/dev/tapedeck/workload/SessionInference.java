@@ -11,12 +11,13 @@ import java.util.Map;
  * least {@value #MIN_SHARED_BLOCKS}) are the first blocks of its own prompt, as the next turn of a chat contains the
  * whole previous prompt. Block ids in these sources name a block together with everything before it (chained), so
  * the id of the parent's last full block identifies its whole prefix. Requests that continue nothing start sessions
- * of their own only when something continues them. Stateless; thread safe.
+ * of their own only when something continues them. Applied by {@link Workloads#load(java.nio.file.Path,
+ * WorkloadFormat)} and nowhere else, so every command sees the same sessions for the same file. Stateless; thread safe.
  */
-public final class SessionInference
+final class SessionInference
 {
     /** Fewer shared blocks than this is a shared system prompt, not a conversation. */
-    public static final int MIN_SHARED_BLOCKS = 2;
+    static final int MIN_SHARED_BLOCKS = 2;
 
     private SessionInference()
     {
@@ -26,7 +27,7 @@ public final class SessionInference
      * @param workload a workload in arrival order; returned unchanged when it has sessions already or no block ids.
      * @return the workload with {@code session} and {@code turn} set on every request that is part of a chain.
      */
-    public static Workload infer(final Workload workload)
+    static Workload infer(final Workload workload)
     {
         final List<WorkloadRequest> requests = workload.requests();
         final int blockSize = workload.hashBlockSize();

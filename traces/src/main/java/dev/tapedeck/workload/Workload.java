@@ -1,6 +1,7 @@
 package dev.tapedeck.workload;
 
 import java.math.BigDecimal;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -64,6 +65,26 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
             }
         }
         return sessions.size();
+    }
+
+    /**
+     * The same requests as independent ones ({@code --sessions off}): no session, turn 0, no think time.
+     *
+     * @return a workload without sessions; this one when it has none.
+     */
+    public Workload withoutSessions()
+    {
+        if (requests.stream().allMatch(r -> null == r.session() && 0 == r.turn() && Double.isNaN(r.thinkMs())))
+        {
+            return this;
+        }
+        final List<WorkloadRequest> independent = new ArrayList<>(requests.size());
+        for (final WorkloadRequest r : requests)
+        {
+            independent.add(new WorkloadRequest(r.arrivalMs(), r.promptTokens(), r.outputTokens(), r.hashIds(), null,
+                0, Double.NaN));
+        }
+        return new Workload(source, hashBlockSize, independent, notes);
     }
 
     /**

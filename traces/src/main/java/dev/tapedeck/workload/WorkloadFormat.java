@@ -27,7 +27,11 @@ public enum WorkloadFormat
     /** guidellm's trace_synthetic JSONL: {@code timestamp} in seconds (any origin), input and output lengths. */
     GUIDELLM_REPLAY("guidellm-replay", false),
     /** {@code vllm bench serve --save-result --save-detailed} result JSON: per-request arrays. */
-    VLLM_BENCH("vllm-bench", true);
+    VLLM_BENCH("vllm-bench", true),
+    /** AIPerf's multi_turn JSONL: a conversation per line, {@code session_id} and {@code turns} of text, ms times. */
+    AIPERF_MULTI_TURN("aiperf-multi-turn", false),
+    /** BurstGPT CSV: {@code Timestamp} s, {@code Request tokens}, {@code Response tokens}, optional Session ID. */
+    BURSTGPT("burstgpt", false);
 
     private final String cliName;
     private final boolean hasResults;

@@ -47,7 +47,9 @@ class RealWorkloadsTest
         assertEquals(0.0, workload.requests().get(0).arrivalMs());
         assertEquals(3_536_999.0, workload.requests().get(12_030).arrivalMs());
         assertEquals(3_536_999.0, workload.spanMs());
-        assertEquals(0, workload.sessionCount());
+        assertEquals(2_027, workload.sessionCount(), "sessions inferred from the chained hash ids on load");
+        assertTrue(workload.notes().stream().anyMatch(note -> note.startsWith("sessions inferred from block ids: " +
+            "2027 multi-turn sessions")), workload.notes()::toString);
         assertTrue(workload.notes().stream().noneMatch(note -> note.contains("block rule")),
             "the ceil rule holds on every row: " + workload.notes());
         assertTrue(workload.notes().stream().anyMatch(note -> note.contains("milliseconds")),

@@ -68,7 +68,7 @@ public final class LoadCommand implements Callable<Integer>
 
     @CommandLine.Option(names = "--format", defaultValue = "auto", paramLabel = "FORMAT",
         description = "Workload format: auto, tapedeck, trace, mooncake, azure, kvcache-tester, guidellm, " +
-            "guidellm-replay, vllm-bench (default: ${DEFAULT-VALUE}).")
+            "guidellm-replay, vllm-bench, aiperf-multi-turn, burstgpt (default: ${DEFAULT-VALUE}).")
     String format;
 
     @CommandLine.Option(names = "--time-scale", defaultValue = "1.0", paramLabel = "X",

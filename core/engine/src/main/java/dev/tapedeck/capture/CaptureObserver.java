@@ -11,7 +11,8 @@ import dev.tapedeck.trace.TraceRecord;
 /**
  * Turns what an engine reports of each request into a trace record: arrival (ms since the capture started), the
  * requests in flight when it arrived, the prompt's block fingerprints, cached tokens, the gap before each token with
- * the batch around it, the finish reason and, with {@code recordTokens}, the token ids. Each finished record goes to
+ * the batch around it, arrival to finish ({@code e2e_ms}), the finish reason and, with {@code recordTokens}, the
+ * token ids. Each finished record goes to
  * a consumer, in finish order; {@link TraceRecorder} queues them to a writer thread, {@code inspect gen-demo} writes
  * them at once.
  * <p>
@@ -67,7 +68,8 @@ public final class CaptureObserver implements RequestObserver
         {
             request.observation(null);
             capture.cachedTokens(request.numCachedTokens());
-            finished.accept(capture.toRecord(request.finishReason().wireName()));
+            finished.accept(capture.toRecord(request.finishReason().wireName(),
+                millisSinceStart(request.finishedNs())));
         }
     }
 

@@ -121,7 +121,8 @@ public final class DemoTraceRun
         {
             double endMs = record.arrivalMs() + record.ttftMs();
             record.arrivalMs(DemoTraceGenerator.roundMs(record.arrivalMs()))
-                .ttftMs(DemoTraceGenerator.roundMs(record.ttftMs()));
+                .ttftMs(DemoTraceGenerator.roundMs(record.ttftMs()))
+                .e2eMs(DemoTraceGenerator.roundMs(record.e2eMs()));
             final double[] gaps = record.itlMs();
             for (int g = 0; g < gaps.length; g++)
             {

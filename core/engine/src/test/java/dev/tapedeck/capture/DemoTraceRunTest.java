@@ -93,6 +93,8 @@ class DemoTraceRunTest
             lengths += "length".equals(record.finishReason()) ? 1 : 0;
             final double endMs = record.arrivalMs() + record.ttftMs() + sum(record.itlMs());
             assertTrue(endMs >= lastEndMs - 0.0001, "records are in finish order");
+            assertEquals(endMs - record.arrivalMs(), record.e2eMs(), 0.005,
+                "e2e_ms: arrival to the last token, which ends the request");
             lastEndMs = Math.max(lastEndMs, endMs);
             assertEquals(record.outputTokens() - 1, record.itlMs().length, "one token per step");
             assertTrue(record.ttftMs() >= StepCoefficients.DENSE_8B_RTXPRO6000.baseUs() / 1000.0 - 0.001,

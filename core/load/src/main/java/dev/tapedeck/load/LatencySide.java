@@ -406,7 +406,7 @@ public final class LatencySide
             Arrays.fill(values, Double.NaN);
             values[Metric.TTFT.ordinal()] = ttft.add(record.ttftMs());
             final double gapsMs = addGaps(record, itl, values);
-            final double e2eMs = extraNumber(record, "e2e_ms");
+            final double e2eMs = null == record.e2eMs() ? Double.NaN : record.e2eMs();
             if (Double.isNaN(e2eMs))
             {
                 derivedE2e++;

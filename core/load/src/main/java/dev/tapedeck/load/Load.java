@@ -21,7 +21,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.tapedeck.build.JvmAccess;
 import dev.tapedeck.tokens.Tokenizer;
-import dev.tapedeck.workload.SessionInference;
 import dev.tapedeck.workload.Workload;
 import dev.tapedeck.workload.WorkloadFormat;
 import dev.tapedeck.workload.Workloads;
@@ -236,13 +235,22 @@ public final class Load implements AutoCloseable
             context.scrapeMetrics(), context.report(), context.html(), context.progress());
     }
 
-    private static LoadPlan basePlan(final LoadContext context) throws IOException
+    /**
+     * What a run of these settings sends, before sweep points and request caps: the workload's requests (loaded by
+     * {@link Workloads}, with its sessions unless {@code --sessions off}), or the rate or pool plan. Runs on the
+     * calling thread; reads the workload file, touches no server.
+     *
+     * @param context the run's settings.
+     * @return the plan.
+     * @throws IOException if the workload cannot be read.
+     */
+    public static LoadPlan basePlan(final LoadContext context) throws IOException
     {
         if (null != context.workload())
         {
             Workload w = "auto".equalsIgnoreCase(context.format()) ? Workloads.load(context.workload()) :
                 Workloads.load(context.workload(), WorkloadFormat.of(context.format()));
-            w = context.inferSessions() ? SessionInference.infer(w) : LoadPlan.withoutSessions(w);
+            w = context.inferSessions() ? w : w.withoutSessions();
             return LoadPlan.fromWorkload(w, context.timeScale(), 0, 0,
                 null == context.outputTokens() ? null : LengthDistribution.parse(context.outputTokens()),
                 context.seed());

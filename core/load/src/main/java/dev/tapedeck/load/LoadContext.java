@@ -159,7 +159,7 @@ public final class LoadContext
 
     /**
      * @param value workload format: auto, tapedeck, trace, mooncake, azure, kvcache-tester, guidellm, guidellm-replay,
-     *     vllm-bench (default auto).
+     *     vllm-bench, aiperf-multi-turn, burstgpt (default auto).
      * @return this.
      */
     public LoadContext format(final String value)

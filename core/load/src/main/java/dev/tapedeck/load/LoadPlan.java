@@ -24,21 +24,6 @@ public record LoadPlan(List<PlannedRequest> requests, int sessions, int blockSiz
     List<String> notes)
 {
     /**
-     * @param w a workload.
-     * @return the same requests as independent ones: no session, turn or think time ({@code --sessions off}).
-     */
-    public static Workload withoutSessions(final Workload w)
-    {
-        final List<WorkloadRequest> requests = new ArrayList<>();
-        for (final WorkloadRequest r : w.requests())
-        {
-            requests.add(new WorkloadRequest(r.arrivalMs(), r.promptTokens(), r.outputTokens(), r.hashIds(), null, 0,
-                Double.NaN));
-        }
-        return new Workload(w.source(), w.hashBlockSize(), requests, w.notes());
-    }
-
-    /**
      * @param workload the workload (arrival order).
      * @param timeScale multiplier on every arrival gap and think time (0.5 replays twice as fast).
      * @param maxRequests keep the first N requests by arrival (0 for all).

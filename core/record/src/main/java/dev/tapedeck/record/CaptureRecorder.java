@@ -278,7 +278,7 @@ final class CaptureRecorder implements Closeable
         if (OutputsDecoder.NO_FINISH != finish)
         {
             tracked.remove(requestId);
-            write(t.capture.toRecord(finishReason(finish)));
+            write(t.capture.toRecord(finishReason(finish), atMs));
         }
     }
 

@@ -89,6 +89,7 @@ class CaptureRecorderTest
         assertEquals(4, a.outputTokens());
         assertEquals(10.0, a.arrivalMs(), 1e-9);
         assertEquals(20.0, a.ttftMs(), 1e-9);
+        assertEquals(40.0, a.e2eMs(), 1e-9, "arrival at 10 ms to the finishing output at 50 ms");
         assertArrayEquals(new double[] {10.0, 10.0}, a.itlMs(), 1e-9);
         assertArrayEquals(new int[] {2, 1}, a.itlTokens());
         assertArrayEquals(new int[] {2, 2}, a.itlContext().numRunning(), "stats, else the tracked count");
@@ -100,6 +101,7 @@ class CaptureRecorderTest
         final TraceRecord b = records.get(1);
         assertEquals(2, b.concurrency(), "a was in flight");
         assertEquals(28.0, b.ttftMs(), 1e-9);
+        assertEquals(43.0, b.e2eMs(), 1e-9, "its finish came alone, without tokens, at 55 ms");
         assertEquals(1, b.outputTokens());
         assertEquals(0, b.cachedTokens());
         assertEquals("stop", b.finishReason());

@@ -23,7 +23,6 @@ import dev.tapedeck.tokens.BuiltinTokenizer;
 import dev.tapedeck.tokens.Tokenizer;
 import dev.tapedeck.trace.TraceMeta;
 import dev.tapedeck.trace.TraceWriter;
-import dev.tapedeck.workload.SessionInference;
 import dev.tapedeck.workload.Workload;
 import dev.tapedeck.workload.WorkloadFormat;
 import dev.tapedeck.workload.Workloads;
@@ -57,7 +56,7 @@ public final class Simulate
         context.conclude();
         Workload workload = "auto".equalsIgnoreCase(context.format()) ? Workloads.load(context.workload()) :
             Workloads.load(context.workload(), WorkloadFormat.of(context.format()));
-        workload = context.inferSessions() ? SessionInference.infer(workload) : LoadPlan.withoutSessions(workload);
+        workload = context.inferSessions() ? workload : workload.withoutSessions();
         final LoadPlan plan = LoadPlan.fromWorkload(workload, context.timeScale(), context.maxRequests(),
             context.maxSeconds(), null == context.outputTokens() ? null :
                 LengthDistribution.parse(context.outputTokens()), context.seed());

@@ -24,7 +24,6 @@ import dev.tapedeck.load.RunRecorder;
 import dev.tapedeck.load.RunResult;
 import dev.tapedeck.http.TestServer;
 import dev.tapedeck.trace.TraceTestData;
-import dev.tapedeck.workload.SessionInference;
 import dev.tapedeck.workload.Workload;
 import dev.tapedeck.workload.WorkloadFormat;
 import dev.tapedeck.workload.WorkloadRequest;
@@ -77,7 +76,7 @@ class WorkloadFormatsIT
     private static void replay(final Path file, final WorkloadFormat format, final int maxRequests,
         final double timeScale, final LengthDistribution outputs) throws IOException, InterruptedException
     {
-        final Workload workload = SessionInference.infer(Workloads.load(file, format));
+        final Workload workload = Workloads.load(file, format);
         final LoadPlan plan = LoadPlan.fromWorkload(workload, timeScale, maxRequests, 0, outputs, 1);
         long plannedPrompt = 0;
         long plannedOutput = 0;
@@ -126,9 +125,28 @@ class WorkloadFormatsIT
     void shouldReplayKvCacheTesterConversationsTurnAfterTurn() throws Exception
     {
         final Path conversations = TraceTestData.path("workloads/kv_cache_tester");
-        assertEquals(2, SessionInference.infer(Workloads.load(conversations, WorkloadFormat.KVCACHE_TESTER))
-            .sessionCount());
+        assertEquals(2, Workloads.load(conversations, WorkloadFormat.KVCACHE_TESTER).sessionCount());
         replay(conversations, WorkloadFormat.KVCACHE_TESTER, 0, 0.002, SHORT);
+    }
+
+    @Test
+    void shouldReplayAiperfConversationsTurnAfterTurnAndBurstGpt() throws Exception
+    {
+        final Path aiperf = dir.resolve("conversations.jsonl");
+        Files.writeString(aiperf, "{\"session_id\":\"a\",\"turns\":[{\"role\":\"system\",\"text\":\"" +
+            "s".repeat(120) + "\"},{\"text\":\"" + "q".repeat(200) + "\",\"output_length\":12,\"timestamp\":0}," +
+            "{\"text\":\"follow up\",\"delay\":20,\"output_length\":6}]}\n" +
+            "{\"session_id\":\"b\",\"turns\":[{\"texts\":[\"" + "w".repeat(90) + "\"],\"timestamp\":30," +
+            "\"output_length\":5}]}\n");
+        final Workload conversations = Workloads.load(aiperf);
+        assertEquals(2, conversations.sessionCount());
+        replay(aiperf, WorkloadFormat.AIPERF_MULTI_TURN, 0, 1.0);
+
+        final Path burst = dir.resolve("burst.csv");
+        Files.writeString(burst, "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+            "0.25,ChatGPT,180,9,189,Conversation log\n0.5,GPT-4,90,0,90,API log\n0.75,GPT-4,400,7,407,API log\n" +
+            "1.0,ChatGPT,33,3,36,API log\n");
+        replay(burst, WorkloadFormat.BURSTGPT, 0, 0.1);
     }
 
     @Test

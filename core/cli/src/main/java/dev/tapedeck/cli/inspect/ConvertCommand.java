@@ -37,8 +37,8 @@ public final class ConvertCommand implements Callable<Integer>
     Path input;
 
     @CommandLine.Option(names = "--from", defaultValue = "auto", paramLabel = "FORMAT",
-        description = "auto, tapedeck, trace, mooncake, azure, kvcache-tester, guidellm, guidellm-replay or " +
-            "vllm-bench (default: ${DEFAULT-VALUE}: told from the content).")
+        description = "auto, tapedeck, trace, mooncake, azure, kvcache-tester, guidellm, guidellm-replay, " +
+            "vllm-bench, aiperf-multi-turn or burstgpt (default: ${DEFAULT-VALUE}: told from the content).")
     String from;
 
     @CommandLine.Option(names = {"-o", "--output"}, required = true, paramLabel = "OUT",

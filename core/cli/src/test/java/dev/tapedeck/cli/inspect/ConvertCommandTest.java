@@ -8,6 +8,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 
+import dev.tapedeck.load.Load;
+import dev.tapedeck.load.LoadContext;
+import dev.tapedeck.load.LoadPlan;
 import dev.tapedeck.trace.TraceReader;
 import dev.tapedeck.trace.TraceTestData;
 import dev.tapedeck.workload.Workload;
@@ -43,13 +46,61 @@ class ConvertCommandTest
         assertEquals(0, run.exitCode(), run.err());
         assertEquals(1, run.out().lines().count(), run.out());
         assertTrue(run.out().startsWith("mooncake " + source + " -> workload " + out + ": 12031 requests over " +
-            "3536999 ms (58m56.999s), block size 512, 0 sessions; notes: timestamp is in milliseconds"), run.out());
+            "3536999 ms (58m56.999s), block size 512, 2027 sessions; notes: timestamp is in milliseconds"), run.out());
         final byte[] head = Files.readAllBytes(out);
         assertEquals(0x1f, head[0] & 0xff, "gzip by the .gz name");
         final Workload workload = WorkloadReader.readAll(out);
         assertEquals(12_031, workload.requests().size());
         assertEquals(512, workload.hashBlockSize());
         assertEquals("mooncake", workload.source());
+        assertEquals(2_027, workload.sessionCount(), "the workload file keeps the sessions inferred on load");
+    }
+
+    @Test
+    void shouldCountTheSameSessionsAsLoadForTheSameFile() throws IOException
+    {
+        final Path source = TraceTestData.path("workloads/mooncake_fast25/conversation_trace.jsonl");
+        final Path out = dir.resolve("mooncake.workload.jsonl");
+
+        final CliRun run = run("inspect", "convert", source.toString(), "-o", out.toString());
+        final LoadPlan loadPlan = Load.basePlan(new LoadContext().workload(source));
+        final LoadPlan convertedPlan = Load.basePlan(new LoadContext().workload(out));
+
+        assertEquals(0, run.exitCode(), run.err());
+        assertTrue(loadPlan.sessions() > 2_000, "the conversation trace chains: " + loadPlan.sessions());
+        assertTrue(run.out().contains(", " + loadPlan.sessions() + " sessions; "), loadPlan.sessions() + " vs " +
+            run.out());
+        assertEquals(loadPlan.sessions(), convertedPlan.sessions(), "load of the converted file");
+        assertEquals(0, Load.basePlan(new LoadContext().workload(source).inferSessions(false)).sessions(),
+            "--sessions off");
+    }
+
+    @Test
+    void shouldConvertAiperfMultiTurnAndBurstGptByContent() throws IOException
+    {
+        final Path aiperf = dir.resolve("conversations.jsonl");
+        Files.writeString(aiperf, "{\"session_id\":\"a\",\"turns\":[{\"text\":\"" + "x".repeat(80) +
+            "\",\"output_length\":8,\"timestamp\":0},{\"text\":\"more\",\"delay\":100,\"output_length\":4}]}\n");
+        final Path burst = dir.resolve("burst.csv");
+        Files.writeString(burst, "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n" +
+            "0.5,ChatGPT,100,10,110,API log\n2.0,GPT-4,200,0,200,API log\n3.25,GPT-4,300,30,330,API log\n");
+        final Path aiperfOut = dir.resolve("aiperf.workload.jsonl");
+        final Path burstOut = dir.resolve("burst.workload.jsonl");
+
+        final CliRun fromAiperf = run("inspect", "convert", aiperf.toString(), "-o", aiperfOut.toString());
+        final CliRun fromBurst = run("inspect", "convert", burst.toString(), "-o", burstOut.toString());
+
+        assertEquals(0, fromAiperf.exitCode(), fromAiperf.err());
+        assertTrue(fromAiperf.out().startsWith("aiperf-multi-turn " + aiperf + " -> workload " + aiperfOut +
+            ": 2 requests over 0 ms, block size 16, 1 session; notes:"), fromAiperf.out());
+        final Workload conversation = WorkloadReader.readAll(aiperfOut);
+        assertEquals(20, conversation.requests().get(0).promptTokens());
+        assertEquals(20 + 8 + 1, conversation.requests().get(1).promptTokens(), "history, answer, new text");
+        assertEquals(0, fromBurst.exitCode(), fromBurst.err());
+        assertTrue(fromBurst.out().startsWith("burstgpt " + burst + " -> workload " + burstOut + ": 2 requests over " +
+            "2750 ms (2.75s), no hash ids, 0 sessions; notes:"), fromBurst.out());
+        assertTrue(fromBurst.out().contains("1 rows have Response tokens 0 (failed requests) and were skipped (" +
+            burst + ":3)"), fromBurst.out());
     }
 
     @Test

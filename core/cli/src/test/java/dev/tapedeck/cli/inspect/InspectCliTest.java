@@ -91,10 +91,34 @@ class InspectCliTest
         final CliRun invalid = run("inspect", "validate", bad.toString());
         assertEquals(1, invalid.exitCode());
         assertEquals(bad + ":2: ttft_ms is negative: -1.0\n" +
-            bad + ":2: output_tokens is 2 but neither itl_ms nor itl_summary is given\n" +
+            bad + ":2: output_tokens is 2 but neither itl_ms nor itl_summary is given (a latency source needs it; " +
+            "as a workload request the record is fine)\n" +
             bad + ":3: not valid JSON: Unrecognized token 'not': was expecting (JSON String, Number, Array, Object " +
             "or token 'null', 'true' or 'false')\n" +
-            bad + ": 3 problems on 2 lines (3 records)\n", invalid.out());
+            bad + ": 3 problems on 2 lines (3 records); valid neither as a workload nor as a latency source\n",
+            invalid.out());
+        assertEquals(1, run("inspect", "validate", bad.toString(), "--as", "workload").exitCode());
+    }
+
+    @Test
+    void shouldTellATraceValidAsAWorkloadButNotAsALatencySource() throws IOException
+    {
+        final Path gapless = dir.resolve("gapless.jsonl");
+        Files.writeString(gapless, "{\"arrival_ms\":0,\"prompt_tokens\":5,\"output_tokens\":1,\"ttft_ms\":1}\n" +
+            "{\"arrival_ms\":3,\"prompt_tokens\":5,\"output_tokens\":4,\"ttft_ms\":2}\n", StandardCharsets.UTF_8);
+
+        final CliRun asLatencySource = run("inspect", "validate", gapless.toString());
+        final CliRun asWorkload = run("inspect", "validate", gapless.toString(), "--as", "workload");
+
+        assertEquals(1, asLatencySource.exitCode(), asLatencySource.out());
+        assertEquals(0, asWorkload.exitCode(), asWorkload.out());
+        final String expected = gapless + ":2: output_tokens is 4 but neither itl_ms nor itl_summary is given (a " +
+            "latency source needs it; as a workload request the record is fine)\n" +
+            gapless + ": 1 problem on 1 line (2 records); valid as a workload (load, simulate), not as a latency " +
+            "source\n";
+        assertEquals(expected, asLatencySource.out());
+        assertEquals(expected, asWorkload.out());
+        assertEquals(2, run("inspect", "validate", gapless.toString(), "--as", "fit").exitCode());
     }
 
     @Test
