@@ -562,9 +562,8 @@ public final class LoadRun implements ExchangeListener
         private final long startNs;
         private final DeadlineTimers clock;
         private final Long2LongHashMap planIndexByTimer = new Long2LongHashMap(-1);
-        private final boolean[] sessionBusy;
-        private final long[] sessionLastEndNs;
-        private final List<ArrayDeque<PlannedRequest>> sessionWaiting;
+        private final SessionTurns turns;
+        private final SessionTurns.Schedule releaseTurn = (dueNs, turn) -> at(dueNs, turn.index());
         private int cursor;
         private int closedCounter;
 
@@ -573,10 +572,7 @@ public final class LoadRun implements ExchangeListener
             this.plan = plan;
             this.startNs = startNs;
             this.clock = new DeadlineTimers(startNs, TICK_NS, 1024);
-            this.sessionBusy = new boolean[plan.sessions()];
-            this.sessionLastEndNs = new long[plan.sessions()];
-            this.sessionWaiting = new java.util.ArrayList<>(java.util.Collections.nCopies(plan.sessions(),
-                (ArrayDeque<PlannedRequest>)null));
+            this.turns = new SessionTurns(plan.sessions());
         }
 
         /**
@@ -588,22 +584,11 @@ public final class LoadRun implements ExchangeListener
             while (cursor < requests.size() && startNs + requests.get(cursor).offsetNs() - horizonNs <= 0)
             {
                 final PlannedRequest r = requests.get(cursor++);
-                final int s = r.session();
-                if (s >= 0 && sessionBusy[s])
+                final long dueNs = turns.offer(r, startNs);
+                if (SessionTurns.HELD != dueNs)
                 {
-                    if (null == sessionWaiting.get(s))
-                    {
-                        sessionWaiting.set(s, new ArrayDeque<>());
-                    }
-                    sessionWaiting.get(s).add(r);
-                    continue;
+                    at(dueNs, r.index());
                 }
-                if (s >= 0)
-                {
-                    sessionBusy[s] = true;
-                }
-                at(Math.max(startNs + r.offsetNs(), s >= 0 && r.turn() > 0 ?
-                    sessionLastEndNs[s] + r.thinkNs() : Long.MIN_VALUE), r.index());
             }
         }
 
@@ -688,21 +673,7 @@ public final class LoadRun implements ExchangeListener
                 }
                 return;
             }
-            final PlannedRequest r = plan.requests().get(planIndex);
-            final int s = r.session();
-            if (s < 0)
-            {
-                return;
-            }
-            sessionLastEndNs[s] = endNs;
-            final ArrayDeque<PlannedRequest> waiting = sessionWaiting.get(s);
-            final PlannedRequest nextTurn = null == waiting ? null : waiting.poll();
-            if (null == nextTurn)
-            {
-                sessionBusy[s] = false;
-                return;
-            }
-            at(Math.max(startNs + nextTurn.offsetNs(), endNs + nextTurn.thinkNs()), nextTurn.index());
+            turns.ended(plan.requests().get(planIndex), endNs, startNs, releaseTurn);
         }
 
         boolean exhausted()
@@ -711,14 +682,7 @@ public final class LoadRun implements ExchangeListener
             {
                 return false;
             }
-            for (final ArrayDeque<PlannedRequest> waiting : sessionWaiting)
-            {
-                if (null != waiting && !waiting.isEmpty())
-                {
-                    return false;
-                }
-            }
-            return true;
+            return !turns.anyHeld();
         }
 
         /**

@@ -1,7 +1,5 @@
 package dev.tapedeck.simulate;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.PriorityQueue;
@@ -17,6 +15,7 @@ import dev.tapedeck.load.PlannedRequest;
 import dev.tapedeck.load.PromptFactory;
 import dev.tapedeck.load.RunRecorder;
 import dev.tapedeck.load.RunResult;
+import dev.tapedeck.load.SessionTurns;
 import dev.tapedeck.load.Slo;
 import dev.tapedeck.workload.WorkloadRequest;
 
@@ -37,9 +36,8 @@ final class SimulationRun implements OutputSink
     private final boolean ignoreEos;
     private final RunRecorder recorder = new RunRecorder();
     private final PriorityQueue<Arrival> arrivals = new PriorityQueue<>();
-    private final boolean[] sessionBusy;
-    private final long[] sessionLastEndNs;
-    private final List<ArrayDeque<PlannedRequest>> sessionWaiting;
+    private final SessionTurns turns;
+    private final SessionTurns.Schedule releaseTurn = (dueNs, turn) -> arrivals.add(new Arrival(dueNs, turn));
     private final long[] inFlightPerSecond;
     private Engine engine;
     private int cursor;
@@ -82,10 +80,7 @@ final class SimulationRun implements OutputSink
         this.prompts = prompts;
         this.slo = slo;
         this.ignoreEos = ignoreEos;
-        this.sessionBusy = new boolean[plan.sessions()];
-        this.sessionLastEndNs = new long[plan.sessions()];
-        this.sessionWaiting = new ArrayList<>(java.util.Collections.nCopies(plan.sessions(),
-            (ArrayDeque<PlannedRequest>)null));
+        this.turns = new SessionTurns(plan.sessions());
         final List<PlannedRequest> requests = plan.requests();
         final long lastOffsetNs = requests.isEmpty() ? 0 : requests.get(requests.size() - 1).offsetNs();
         this.inFlightPerSecond = new long[(int)Math.min(Integer.MAX_VALUE - 8, lastOffsetNs / 1_000_000_000L + 2)];
@@ -125,29 +120,18 @@ final class SimulationRun implements OutputSink
             plan.notes());
     }
 
-    /** Move the plan entries due by {@code nowNs} into the arrival queue, holding back a busy session's turns. */
+    /** Move the plan entries due by {@code nowNs} into the arrival queue; a busy session's turns are held. */
     private void feed(final long nowNs)
     {
         final List<PlannedRequest> requests = plan.requests();
         while (cursor < requests.size() && requests.get(cursor).offsetNs() <= nowNs)
         {
             final PlannedRequest r = requests.get(cursor++);
-            final int s = r.session();
-            if (s >= 0 && sessionBusy[s])
+            final long dueNs = turns.offer(r, 0);
+            if (SessionTurns.HELD != dueNs)
             {
-                if (null == sessionWaiting.get(s))
-                {
-                    sessionWaiting.set(s, new ArrayDeque<>());
-                }
-                sessionWaiting.get(s).add(r);
-                continue;
+                arrivals.add(new Arrival(dueNs, r));
             }
-            if (s >= 0)
-            {
-                sessionBusy[s] = true;
-            }
-            arrivals.add(new Arrival(Math.max(r.offsetNs(), s >= 0 && r.turn() > 0 ?
-                sessionLastEndNs[s] + r.thinkNs() : Long.MIN_VALUE), r));
         }
     }
 
@@ -229,23 +213,10 @@ final class SimulationRun implements OutputSink
         turnEnded(timing.planned, endNs);
     }
 
-    /** A session's turn ended: its next waiting turn may go after its think time. */
+    /** A session's turn ended: its next held turn may go after its think time. */
     private void turnEnded(final PlannedRequest planned, final long endNs)
     {
-        final int s = planned.session();
-        if (s < 0)
-        {
-            return;
-        }
-        sessionLastEndNs[s] = endNs;
-        final ArrayDeque<PlannedRequest> waiting = sessionWaiting.get(s);
-        final PlannedRequest next = null == waiting ? null : waiting.poll();
-        if (null == next)
-        {
-            sessionBusy[s] = false;
-            return;
-        }
-        arrivals.add(new Arrival(Math.max(next.offsetNs(), endNs + next.thinkNs()), next));
+        turns.ended(planned, endNs, 0, releaseTurn);
     }
 
     @Override
