@@ -31,6 +31,9 @@ final class KvCache
     private final int blockSize;
     private final boolean prefixCaching;
     private final KvEventSink events;
+    /** The blocks the last {@link #findCachedBlocks} found, in order, for the {@link #allocate} that follows it. */
+    private int[] foundBlocks = new int[64];
+    private Request foundFor;
 
     KvCache(final EngineConfig config)
     {
@@ -93,11 +96,17 @@ final class KvCache
             return 0;
         }
         final int limit = Math.min(hashes.length, (request.numTokens() - 1) / blockSize);
-        int blocks = 0;
-        while (blocks < limit && pool.cachedBlock(hashes[blocks]) >= 0)
+        if (foundBlocks.length < limit)
         {
-            blocks++;
+            foundBlocks = new int[Math.max(limit, 2 * foundBlocks.length)];
         }
+        int blocks = 0;
+        int block;
+        while (blocks < limit && (block = pool.cachedBlock(hashes[blocks])) >= 0)
+        {
+            foundBlocks[blocks++] = block;
+        }
+        foundFor = request;
         return blocks;
     }
 
@@ -132,10 +141,12 @@ final class KvCache
     private boolean allocateBlocks(final Request request, final int hitBlocks, final int newTokens)
     {
         final long[] hashes = request.blockHashes;
+        // the hits are the blocks findCachedBlocks just found for this request (nothing changed the pool since)
+        final int[] hits = foundFor == request ? foundBlocks : null;
         int hitsOnFreeBlocks = 0;
         for (int i = 0; i < hitBlocks; i++)
         {
-            if (0 == pool.refCount(pool.cachedBlock(hashes[i])))
+            if (0 == pool.refCount(null != hits ? hits[i] : pool.cachedBlock(hashes[i])))
             {
                 hitsOnFreeBlocks++;
             }
@@ -157,10 +168,11 @@ final class KvCache
         final int[] table = request.blockTable;
         for (int i = 0; i < hitBlocks; i++)
         {
-            final int block = pool.cachedBlock(hashes[i]);
+            final int block = null != hits ? hits[i] : pool.cachedBlock(hashes[i]);
             pool.acquire(block);
             table[request.numBlocks++] = block;
         }
+        foundFor = null;
         request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, hitBlocks);
         for (int i = 0; i < newBlocks; i++)
         {
