@@ -84,6 +84,12 @@ final class EngineOptions
             "${DEFAULT-VALUE}, as vLLM).")
     int maxLoras;
 
+    @CommandLine.Option(names = "--frontend-delay", paramLabel = "DURATION", defaultValue = "0",
+        converter = Converters.DurationNs.class,
+        description = "Modelled API-server time before the engine queues a request (tokenising, hand-over): it adds " +
+            "to TTFT and E2E, not to queue time or token gaps (default: ${DEFAULT-VALUE}).")
+    long frontendDelayNs;
+
     @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
         description = "Seed of every random draw; instance i uses seed + i (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -158,6 +164,7 @@ final class EngineOptions
             .prefixCachingHashSeed(prefixCachingHashSeed)
             .maxLoras(maxLoras)
             .seed(seed)
+            .frontendDelayNs(frontendDelayNs)
             .latencyModel(latency.build(maxNumSeqs));
     }
 }

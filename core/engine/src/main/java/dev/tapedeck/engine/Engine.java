@@ -166,7 +166,11 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         planOutput(request);
         kv.prepare(request);
         request.arrivalSequence = arrivalSequence++;
-        request.queuedNs = nowNs;
+        request.queuedNs = nowNs + config.frontendDelayNs();
+        if (request.queuedNs > nowNs)
+        {
+            clock.schedule(request.queuedNs, nowNs); // wakes the driver when the request reaches the queue
+        }
         request.state = Request.State.WAITING;
         scheduler.waiting().add(request);
         scheduler.loras().queued(request, nowNs);

@@ -44,6 +44,7 @@ public final class EngineConfig
     private String prefixCachingHashSeed = BlockHasher.DEFAULT_SEED;
     private int maxLoras = DEFAULT_MAX_LORAS;
     private long seed;
+    private long frontendDelayNs;
     private LatencyModel latencyModel = new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000);
     private RequestObserver requestObserver;
     private KvEventSink kvEventSink;
@@ -253,6 +254,26 @@ public final class EngineConfig
     }
 
     /**
+     * @param value what the modelled API server takes before the engine queues a request (tokenising, handing it over;
+     *     BLIS's arrival-to-queue overhead), in nanoseconds; 0 (the default) for none. It adds to TTFT and E2E, not to
+     *     the engine's queue time or the gaps between tokens. Constant, so requests keep their arrival order.
+     * @return this.
+     */
+    public EngineConfig frontendDelayNs(final long value)
+    {
+        frontendDelayNs = value;
+        return this;
+    }
+
+    /**
+     * @return the modelled API server's time before the engine queues a request, in nanoseconds.
+     */
+    public long frontendDelayNs()
+    {
+        return frontendDelayNs;
+    }
+
+    /**
      * @param value the KV connector of prefill/decode disaggregation ({@code --kv-transfer-config}), or null for none.
      *     Called on the engine's thread; one connector per engine, like the KV event sink.
      * @return this.
@@ -412,6 +433,7 @@ public final class EngineConfig
         copy.prefixCachingHashSeed = prefixCachingHashSeed;
         copy.maxLoras = maxLoras;
         copy.seed = seed;
+        copy.frontendDelayNs = frontendDelayNs;
         copy.latencyModel = latencyModel;
         copy.outputLengths = outputLengths;
         copy.randomTokenIds = randomTokenIds;
@@ -436,6 +458,7 @@ public final class EngineConfig
         check(problems, maxModelLen >= 2, "--max-model-len must be >= 2");
         check(problems, maxWaitingQueueLength >= 0, "--max-waiting-queue-length must be >= 0");
         check(problems, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0");
+        check(problems, frontendDelayNs >= 0, "--frontend-delay must not be negative");
         check(problems, blockSize >= 1, "--block-size must be >= 1");
         check(problems, kvCacheBlocks >= 1, "--kv-cache-size must be >= 1");
         check(problems, null != prefixCachingHashSeed, "the prefix-caching hash seed is missing");

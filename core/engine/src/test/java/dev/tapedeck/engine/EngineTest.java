@@ -222,4 +222,21 @@ class EngineTest
         final List<Long> times = h.sink.timesOf(requests.get(0));
         return (times.get(19) - times.get(10)) / 9e6;
     }
+
+    @Test
+    void aFrontendDelayComesBeforeTheQueueAndAddsToTtftOnly()
+    {
+        final EngineHarness plain = new EngineHarness(EngineHarness.config(new FixedStepModel(EngineHarness.STEP_NS)));
+        final EngineHarness delayed = new EngineHarness(EngineHarness.config(new FixedStepModel(EngineHarness.STEP_NS))
+            .frontendDelayNs(7 * MS));
+        final Request a = plain.submit("r", 20, 4);
+        final Request b = delayed.submit("r", 20, 4);
+        plain.runUntilIdle();
+        delayed.runUntilIdle();
+        assertEquals(a.firstTokenNs() - a.arrivalNs() + 7 * MS, b.firstTokenNs() - b.arrivalNs(),
+            "the idle engine is woken when the request reaches its queue");
+        assertEquals(plain.sink.tokenTimes.get(a).get(3) - a.firstTokenNs(),
+            delayed.sink.tokenTimes.get(b).get(3) - b.firstTokenNs(), "the gaps are the engine's");
+        assertEquals(a.scheduledNs - a.queuedNs, b.scheduledNs - b.queuedNs, "the queue time excludes it");
+    }
 }

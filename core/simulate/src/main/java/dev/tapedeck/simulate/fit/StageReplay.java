@@ -61,9 +61,8 @@ public final class StageReplay
     /**
      * @param experiment the experiment.
      * @param coefficients the step model to run it with.
-     * @param frontendNs what the API server takes before the engine sees a request (tokenising, handing it over),
-     *     BLIS's arrival-to-queue overhead: the engine gets each request this much after it arrived, and the
-     *     latencies are measured from its arrival.
+     * @param frontendNs what the API server takes before the engine queues a request (the engine's
+     *     {@code frontendDelayNs}, BLIS's arrival-to-queue overhead); latencies are measured from the arrival.
      * @param kvCacheBlocks the engine's KV blocks.
      * @param secondsPerStage how much of each stage to run (0 for all).
      * @return one prediction per stage.
@@ -76,6 +75,7 @@ public final class StageReplay
             .maxNumBatchedTokens(experiment.maxNumBatchedTokens())
             .maxModelLen(experiment.maxModelLen())
             .maxWaitingQueueLength(1 << 20)
+            .frontendDelayNs(frontendNs)
             .kvCacheBlocks(kvCacheBlocks)
             .latencyModel(new StepLatencyModel(coefficients))
             .tokenSpace(TOKEN_SPACE, EOS)
@@ -98,7 +98,7 @@ public final class StageReplay
                 final int group = user / Math.max(1, experiment.usersPerSystemPrompt());
                 requests.add(new Request("r" + index, prompt(experiment, stage, group, index))
                     .maxTokens(experiment.outputTokens()).ignoreEos(true)
-                    .arrivalNs(startNs + Math.round(i * gapNs) + frontendNs));
+                    .arrivalNs(startNs + Math.round(i * gapNs)));
                 stageOf.add(s);
             }
             startNs += Math.round(seconds * 1e9);
@@ -114,9 +114,8 @@ public final class StageReplay
                 final Request request = requests.get(r);
                 if (stageOf.get(r) == s && request.isFinished() && request.firstTokenNs() > 0)
                 {
-                    final long arrivedNs = request.arrivalNs() - frontendNs;
-                    rows.add(new double[] {(request.firstTokenNs() - arrivedNs) / 1e6,
-                        (request.finishedNs() - arrivedNs) / 1e6});
+                    rows.add(new double[] {(request.firstTokenNs() - request.arrivalNs()) / 1e6,
+                        (request.finishedNs() - request.arrivalNs()) / 1e6});
                 }
             }
             predicted.add(summarise(rows, experiment.outputTokens()));

@@ -28,7 +28,8 @@ public final class StepFit
      * A fit's result.
      *
      * @param coefficients the step model.
-     * @param frontendUs the API server's time before the engine sees a request, in microseconds.
+     * @param frontendUs the API server's time before the engine queues a request, in microseconds (serve, play and
+     *     simulate take it as {@code --frontend-delay}).
      */
     public record Fitted(StepCoefficients coefficients, double frontendUs)
     {
