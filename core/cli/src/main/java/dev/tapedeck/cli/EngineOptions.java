@@ -84,11 +84,10 @@ final class EngineOptions
             "${DEFAULT-VALUE}, as vLLM).")
     int maxLoras;
 
-    @CommandLine.Option(names = "--frontend-delay", paramLabel = "DURATION", defaultValue = "0",
-        converter = Converters.DurationNs.class,
+    @CommandLine.Option(names = "--frontend-delay", paramLabel = "DURATION", converter = Converters.DurationNs.class,
         description = "Modelled API-server time before the engine queues a request (tokenising, hand-over): it adds " +
-            "to TTFT and E2E, not to queue time or token gaps (default: ${DEFAULT-VALUE}).")
-    long frontendDelayNs;
+            "to TTFT and E2E, not to queue time or token gaps (default: a profile file's, else 0).")
+    Long frontendDelayNs;
 
     @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
         description = "Seed of every random draw; instance i uses seed + i (default: ${DEFAULT-VALUE}).")
@@ -164,7 +163,8 @@ final class EngineOptions
             .prefixCachingHashSeed(prefixCachingHashSeed)
             .maxLoras(maxLoras)
             .seed(seed)
-            .frontendDelayNs(frontendDelayNs)
+            .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : null != latency.profileFile() ?
+                latency.profileFile().frontendDelayNs() : 0)
             .latencyModel(latency.build(maxNumSeqs));
     }
 }

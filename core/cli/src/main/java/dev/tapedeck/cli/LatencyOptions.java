@@ -6,6 +6,7 @@ import dev.tapedeck.latency.KnobLatencyModel;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.latency.StepProfileFile;
 
 /**
  * Latency-model flags shared by every face that runs an engine. The knob flags use llm-d-inference-sim's names and
@@ -28,10 +29,13 @@ public final class LatencyOptions
             "or knob (llm-d-inference-sim's TTFT/ITL knobs). Any knob flag selects knob unless this is given.")
     ModelKind kind;
 
-    @CommandLine.Option(names = "--step-profile", paramLabel = "NAME", defaultValue = "dense-8b-rtxpro6000",
+    @CommandLine.Option(names = "--step-profile", paramLabel = "NAME|FILE", defaultValue = "dense-8b-rtxpro6000",
         description = "Step-model coefficients: dense-8b-rtxpro6000 (default), dense-32b-tp2-rtxpro6000, " +
-            "moe-30b-a3b-rtxpro6000. See docs/latency-models.md.")
+            "moe-30b-a3b-rtxpro6000, or a profile file that inspect fit wrote (its frontend delay applies unless " +
+            "--frontend-delay is given). See docs/latency-models.md.")
     String stepProfile;
+
+    private StepProfileFile.Loaded profileFile;
 
     @CommandLine.Option(names = "--step-base", paramLabel = "DURATION", converter = Converters.DurationNs.class,
         description = "Override: fixed cost of every step.")
@@ -111,13 +115,35 @@ public final class LatencyOptions
                 orZero(itlStdDevNs), orZero(prefillOverheadNs), orZero(prefillPerTokenNs), orZero(prefillStdDevNs),
                 null == timeFactorUnderLoad ? 1.0 : timeFactorUnderLoad, maxNumSeqs);
         }
-        final StepCoefficients profile = StepCoefficients.profile(stepProfile);
+        final StepCoefficients profile = null != profileFile() ? profileFile().coefficients() :
+            StepCoefficients.profile(stepProfile);
         return new StepLatencyModel(profile.with(
             null == stepBaseNs ? profile.baseUs() : stepBaseNs / 1000.0,
             null == stepPrefillTokenNs ? profile.prefillTokenUs() : stepPrefillTokenNs / 1000.0,
             null == stepDecodeRequestNs ? profile.decodeRequestUs() : stepDecodeRequestNs / 1000.0,
             null == stepContextNs ? profile.contextKiloTokenUs() : stepContextNs / 1000.0,
             null == stepJitter ? profile.jitter() : stepJitter));
+    }
+
+    /**
+     * @return the profile file {@code --step-profile} names, read once, or null when it names a built-in profile.
+     * @throws IllegalArgumentException (one line naming the file) when the file is not a step profile.
+     */
+    StepProfileFile.Loaded profileFile()
+    {
+        if (null == profileFile && (stepProfile.endsWith(".json") || java.nio.file.Files.isRegularFile(
+            java.nio.file.Path.of(stepProfile))))
+        {
+            try
+            {
+                profileFile = StepProfileFile.read(java.nio.file.Path.of(stepProfile));
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new IllegalArgumentException("--step-profile " + ex.getMessage(), ex);
+            }
+        }
+        return profileFile;
     }
 
     private KnobLatencyModel.Calculator calculator()

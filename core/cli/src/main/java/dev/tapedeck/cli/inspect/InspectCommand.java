@@ -14,7 +14,7 @@ import dev.tapedeck.cli.VersionProvider;
     versionProvider = VersionProvider.class,
     description = "Offline tools for traces, workloads and load reports (docs/inspect.md).",
     subcommands = {ConvertCommand.class, SummarizeCommand.class, PerfettoCommand.class, ValidateCommand.class,
-        FingerprintCommand.class, GenDemoCommand.class, ReportCommand.class, CalibrateCommand.class,
+        FingerprintCommand.class, GenDemoCommand.class, ReportCommand.class, CalibrateCommand.class, FitCommand.class,
         CommandLine.HelpCommand.class})
 public final class InspectCommand implements Runnable
 {

@@ -105,6 +105,45 @@ public record BlisExperiment(String name, String model, int tensorParallel, int 
     }
 
     /**
+     * @param data a directory of experiment directories.
+     * @param modelSubstring what the wanted experiments' directory names contain (the model, e.g.
+     *     {@code llama-2-7b}).
+     * @return those experiments, sorted by name.
+     * @throws IOException if one cannot be read (the message names the file).
+     */
+    public static List<BlisExperiment> readAll(final Path data, final String modelSubstring) throws IOException
+    {
+        final List<BlisExperiment> experiments = new ArrayList<>();
+        try (java.util.stream.Stream<Path> dirs = Files.list(data))
+        {
+            for (final Path dir : dirs.sorted().toList())
+            {
+                if (Files.isDirectory(dir) && dir.getFileName().toString().contains(modelSubstring))
+                {
+                    experiments.add(read(dir));
+                }
+            }
+        }
+        return experiments;
+    }
+
+    /**
+     * @return true when more than 5% of some stage's requests failed: the server was overloaded (the BLIS reasoning
+     *     runs), so the measured latencies are of the survivors; such a run is a check of overload, not a fit target.
+     */
+    public boolean overloaded()
+    {
+        for (final Stage stage : stages)
+        {
+            if (stage.failed() > 0.05 * (stage.completed() + stage.failed()))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * @return the workload's kind, from the directory name ({@code general}, {@code codegen}, ...).
      */
     public String workloadKind()

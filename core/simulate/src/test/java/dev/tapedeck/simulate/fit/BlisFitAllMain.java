@@ -1,11 +1,8 @@
 package dev.tapedeck.simulate.fit;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 import dev.tapedeck.latency.StepCoefficients;
 
@@ -26,19 +23,8 @@ public final class BlisFitAllMain
         final String model = args[1];
         final double seconds = args.length > 2 ? Double.parseDouble(args[2]) : 120;
         final int evaluations = args.length > 3 ? Integer.parseInt(args[3]) : 150;
-        final List<BlisExperiment> usable = new ArrayList<>();
-        try (Stream<Path> dirs = Files.list(data))
-        {
-            for (final Path dir : dirs.sorted().toList())
-            {
-                final BlisExperiment e = dir.getFileName().toString().contains(model) ? BlisExperiment.read(dir) :
-                    null;
-                if (null != e && !"reasoning".equals(e.workloadKind()))
-                {
-                    usable.add(e);
-                }
-            }
-        }
+        final List<BlisExperiment> usable = BlisExperiment.readAll(data, model).stream()
+            .filter(e -> !e.overloaded()).toList();
         final StepFit.Fitted fitted = StepFit.fit(usable, model, 20_000, seconds, evaluations);
         final StepCoefficients k = fitted.coefficients();
         System.out.printf(Locale.ROOT, "%s: base %.1f us, prefill %.3f us/token, decode %.3f us/request, " +

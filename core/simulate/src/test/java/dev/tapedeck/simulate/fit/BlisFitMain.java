@@ -1,11 +1,8 @@
 package dev.tapedeck.simulate.fit;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 
 /**
@@ -25,18 +22,8 @@ public final class BlisFitMain
         final String model = args[1];
         final double seconds = args.length > 2 ? Double.parseDouble(args[2]) : 120;
         final int evaluations = args.length > 3 ? Integer.parseInt(args[3]) : 120;
-        final List<BlisExperiment> all = new ArrayList<>();
-        try (Stream<Path> dirs = Files.list(data))
-        {
-            for (final Path dir : dirs.sorted().toList())
-            {
-                if (dir.getFileName().toString().contains(model))
-                {
-                    all.add(BlisExperiment.read(dir));
-                }
-            }
-        }
-        final List<BlisExperiment> usable = all.stream().filter(e -> !"reasoning".equals(e.workloadKind())).toList();
+        final List<BlisExperiment> usable = BlisExperiment.readAll(data, model).stream()
+            .filter(e -> !e.overloaded()).toList();
         final StepFit.Fitted everything = StepFit.fit(usable, model, 20_000, seconds, evaluations);
         System.out.println("fit on all: " + everything);
         for (final BlisExperiment held : usable)

@@ -1,0 +1,138 @@
+package dev.tapedeck.cli.inspect;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import picocli.CommandLine;
+
+import dev.tapedeck.cli.VersionProvider;
+import dev.tapedeck.latency.StepProfileFile;
+import dev.tapedeck.simulate.fit.BlisExperiment;
+import dev.tapedeck.simulate.fit.StepFit;
+
+/**
+ * {@code tapedeck inspect fit --blis DIR --model M --out PROFILE.json}: fit the step model and the frontend delay to
+ * inference-perf runs of a real vLLM server by replaying them in virtual time, print how well each stage is predicted,
+ * and write a profile file that {@code --step-profile FILE} loads. Runs on the calling thread.
+ */
+@CommandLine.Command(
+    name = "fit",
+    mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
+    sortOptions = false,
+    description = {
+        "Fit the step model (base, per prefill token, per decode, per 1k context tokens) and the frontend delay to " +
+            "inference-perf runs of a real vLLM server (BLIS training layout: exp-config.yaml, profile.yaml, " +
+            "results/stage_N_lifecycle_metrics.json) by replaying their stages in virtual time; print the in-sample " +
+            "error of every stage and write a profile file for --step-profile.",
+        "Example: tapedeck inspect fit --blis training/default_args --model llama-2-7b --out llama-2-7b-h100.json"})
+public final class FitCommand implements Callable<Integer>
+{
+    private static final String[] METRICS = {"ttft_mean", "ttft_p99", "itl_mean", "e2e_mean"};
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    @CommandLine.Option(names = "--blis", required = true, paramLabel = "DIR",
+        description = "A directory of experiment directories.")
+    Path data;
+
+    @CommandLine.Option(names = "--model", required = true, paramLabel = "SUBSTRING",
+        description = "Fit the experiments whose directory names contain this (e.g. llama-2-7b).")
+    String model;
+
+    @CommandLine.Option(names = "--out", required = true, paramLabel = "FILE",
+        description = "The profile file to write.")
+    Path out;
+
+    @CommandLine.Option(names = "--name", paramLabel = "NAME",
+        description = "The profile's name (default: MODEL-fitted).")
+    String name;
+
+    @CommandLine.Option(names = "--seconds-per-stage", defaultValue = "120", paramLabel = "S",
+        description = "Replay the first S seconds of each stage (the servers reach their steady state within " +
+            "seconds; default: ${DEFAULT-VALUE}).")
+    double secondsPerStage;
+
+    @CommandLine.Option(names = "--evaluations", defaultValue = "150", paramLabel = "N",
+        description = "The search's budget of replays (default: ${DEFAULT-VALUE}).")
+    int evaluations;
+
+    @CommandLine.Option(names = "--kv-cache-size", defaultValue = "20000", paramLabel = "BLOCKS",
+        description = "The replayed engine's KV blocks (default: ${DEFAULT-VALUE}).")
+    int kvCacheBlocks;
+
+    @Override
+    public Integer call() throws IOException
+    {
+        if (!Files.isDirectory(data))
+        {
+            throw new IOException(data + ": no such directory");
+        }
+        final List<BlisExperiment> all = BlisExperiment.readAll(data, model);
+        final List<BlisExperiment> usable = all.stream().filter(e -> !e.overloaded()).toList();
+        if (usable.isEmpty())
+        {
+            throw new IllegalArgumentException("no experiment under " + data + " matches '" + model + "' (" +
+                all.size() + " overloaded ones excluded)");
+        }
+        final String profileName = null == name ? model + "-fitted" : name;
+        final StepFit.Fitted fitted = StepFit.fit(usable, profileName, kvCacheBlocks, secondsPerStage, evaluations);
+        final PrintWriter print = spec.commandLine().getOut();
+        final Map<String, List<Double>> apes = new LinkedHashMap<>();
+        for (final String metric : METRICS)
+        {
+            apes.put(metric, new ArrayList<>());
+        }
+        print.printf(Locale.ROOT, "%-48s %5s %-9s %10s %10s %7s%n", "experiment", "stage", "metric", "real ms",
+            "pred ms", "APE");
+        for (final BlisExperiment e : usable)
+        {
+            for (final StepFit.Comparison c : StepFit.compare(e, fitted, kvCacheBlocks, secondsPerStage))
+            {
+                apes.get(c.metric()).add(c.ape());
+                print.printf(Locale.ROOT, "%-48s %5d %-9s %10.2f %10.2f %6.1f%%%n", e.name(), c.stage(),
+                    c.metric(), c.measured(), c.predicted(), c.ape());
+            }
+        }
+        final ObjectNode provenance = JsonNodeFactory.instance.objectNode();
+        provenance.put("method", "tapedeck inspect fit: the stages replayed in virtual time, Nelder-Mead over the " +
+            "log-coefficients minimising the squared log error of mean TTFT, ITL, E2E and p99 TTFT");
+        provenance.put("data", data.toAbsolutePath().normalize().toString());
+        provenance.putPOJO("experiments", usable.stream().map(BlisExperiment::name).toList());
+        provenance.putPOJO("excluded_overloaded", all.stream().filter(BlisExperiment::overloaded)
+            .map(BlisExperiment::name).toList());
+        provenance.put("seconds_per_stage", secondsPerStage);
+        provenance.put("evaluations", evaluations);
+        provenance.put("kv_cache_blocks", kvCacheBlocks);
+        final ObjectNode median = provenance.putObject("in_sample_median_ape_pct");
+        for (final Map.Entry<String, List<Double>> entry : apes.entrySet())
+        {
+            final double value = median(entry.getValue());
+            median.put(entry.getKey(), Math.round(value * 10) / 10.0);
+            print.printf(Locale.ROOT, "median APE %-9s %6.1f%% (in sample)%n", entry.getKey(), value);
+        }
+        StepProfileFile.write(out, fitted.coefficients(), Math.round(fitted.frontendUs() * 1000), provenance);
+        print.printf(Locale.ROOT, "profile: %s (%s, frontend delay %.1f ms)%n", out, fitted.coefficients(),
+            fitted.frontendUs() / 1000);
+        print.flush();
+        return 0;
+    }
+
+    private static double median(final List<Double> values)
+    {
+        final List<Double> sorted = values.stream().sorted().toList();
+        return sorted.isEmpty() ? Double.NaN : sorted.size() % 2 == 1 ? sorted.get(sorted.size() / 2) :
+            (sorted.get(sorted.size() / 2 - 1) + sorted.get(sorted.size() / 2)) / 2;
+    }
+}
