@@ -6,8 +6,9 @@ import java.util.Locale;
 
 
 /**
- * Leave-one-workload-out fit on the BLIS H100 training runs of one model (read from ../shared; never copied): for
- * each of its workloads (general, codegen, roleplay), fit on the others and predict it. Prints the APE per metric.
+ * Leave-one-workload-out check of {@code inspect fit} on the BLIS H100 training runs of one model (read from
+ * ../shared; never copied): for each of its workloads (general, codegen, roleplay), fit on the others and predict it.
+ * Prints the APE per metric.
  * Usage: {@code BlisFitMain DATA_DIR MODEL_SUBSTRING [seconds per stage] [evaluations]}.
  */
 public final class BlisFitMain
