@@ -86,7 +86,7 @@ public final class DemoTraceRun
                 .tokenSpace(STOP_TOKEN, STOP_TOKEN_ID)
                 .requestObserver(new CaptureObserver(0, false, DemoTraceGenerator.BLOCK_SIZE, totals::write))
                 .conclude();
-            final int refused = VirtualTimeDriver.run(new Engine(config, new NoOutput(), 0), requests);
+            final int refused = VirtualTimeDriver.run(new Engine(config, OutputSink.DISCARD, 0), requests);
             if (0 != refused || totals.records != requests.size())
             {
                 throw new IllegalStateException("the engine ran " + totals.records + " of " + requests.size() +
@@ -141,28 +141,6 @@ public final class DemoTraceRun
             {
                 throw new UncheckedIOException(ex);
             }
-        }
-    }
-
-    /**
-     * The trace is all the demo wants: outputs go nowhere.
-     */
-    private static final class NoOutput implements OutputSink
-    {
-        @Override
-        public boolean onToken(final Request request, final int tokenId)
-        {
-            return false;
-        }
-
-        @Override
-        public void onFinished(final Request request)
-        {
-        }
-
-        @Override
-        public void onBatchEnd(final long nowNs)
-        {
         }
     }
 

@@ -125,7 +125,7 @@ public final class TraceReplayRun
             .tokenSpace(STOP_TOKEN, STOP_TOKEN_ID)
             .requestObserver(ids)
             .conclude();
-        final int refused = VirtualTimeDriver.run(new Engine(config, new NoOutput(), 0), requests);
+        final int refused = VirtualTimeDriver.run(new Engine(config, OutputSink.DISCARD, 0), requests);
         return new Result(source, replayed, refused);
     }
 
@@ -199,28 +199,6 @@ public final class TraceReplayRun
         {
             current = request.requestId();
             capture.onFinished(request);
-        }
-    }
-
-    /**
-     * The records are all the replay wants: outputs go nowhere.
-     */
-    private static final class NoOutput implements OutputSink
-    {
-        @Override
-        public boolean onToken(final Request request, final int tokenId)
-        {
-            return false;
-        }
-
-        @Override
-        public void onFinished(final Request request)
-        {
-        }
-
-        @Override
-        public void onBatchEnd(final long nowNs)
-        {
         }
     }
 }

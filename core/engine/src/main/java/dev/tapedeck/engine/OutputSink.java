@@ -16,6 +16,29 @@ package dev.tapedeck.engine;
 public interface OutputSink
 {
     /**
+     * For runs whose result is not the outputs (a captured trace, the requests' own times): keeps nothing and never
+     * stops a request. Stateless; shared by every engine that uses it.
+     */
+    OutputSink DISCARD = new OutputSink()
+    {
+        @Override
+        public boolean onToken(final Request request, final int tokenId)
+        {
+            return false;
+        }
+
+        @Override
+        public void onFinished(final Request request)
+        {
+        }
+
+        @Override
+        public void onBatchEnd(final long nowNs)
+        {
+        }
+    };
+
+    /**
      * A request generated a token.
      *
      * @param request the request; {@link Request#lastTokenId()} is the new token.

@@ -29,25 +29,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class StepModelFidelityTest
 {
-    private static final OutputSink NO_OUTPUT = new OutputSink()
-    {
-        @Override
-        public boolean onToken(final Request request, final int tokenId)
-        {
-            return false;
-        }
-
-        @Override
-        public void onFinished(final Request request)
-        {
-        }
-
-        @Override
-        public void onBatchEnd(final long nowNs)
-        {
-        }
-    };
-
     @Test
     void shouldReproduceTheRealLlama8bRunOnRtxPro6000() throws IOException
     {
@@ -80,7 +61,7 @@ class StepModelFidelityTest
             .maxModelLen(40960).kvCacheBlocks(1 << 20).latencyModel(new StepLatencyModel(profile))
             // the prompts are placeholders (all zeros): the measured runs' prompts shared no prefix
             .enablePrefixCaching(false)
-            .tokenSpace(new int[] {1, 2, 3}, 0).conclude(), NO_OUTPUT, 0);
+            .tokenSpace(new int[] {1, 2, 3}, 0).conclude(), OutputSink.DISCARD, 0);
         final List<Request> requests = new ArrayList<>();
         for (final MeasuredRequest m : measured)
         {
@@ -147,7 +128,7 @@ class StepModelFidelityTest
         final Engine engine = new Engine(new EngineConfig().maxNumSeqs(64).maxNumBatchedTokens(2048)
             .maxModelLen(1 << 16).enablePrefixCaching(false) // placeholder prompts (all zeros) share no prefix
             .latencyModel(new StepLatencyModel(coefficients)).tokenSpace(new int[] {1}, 0)
-            .conclude(), NO_OUTPUT, 0);
+            .conclude(), OutputSink.DISCARD, 0);
         final SeededRandom random = new SeededRandom(7);
         final List<Request> requests = new ArrayList<>();
         long arrivalNs = 0;

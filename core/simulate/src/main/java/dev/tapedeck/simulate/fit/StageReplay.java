@@ -103,8 +103,8 @@ public final class StageReplay
             }
             startNs += Math.round(seconds * 1e9);
         }
-        final Timings timings = new Timings(requests.size());
-        VirtualTimeDriver.run(new Engine(config, timings, 0), requests);
+        // the requests themselves hold their first-token and finish times
+        VirtualTimeDriver.run(new Engine(config, OutputSink.DISCARD, 0), requests);
         final List<Predicted> predicted = new ArrayList<>();
         for (int s = 0; s < experiment.stages().size(); s++)
         {
@@ -156,29 +156,5 @@ public final class StageReplay
         final int low = (int)Math.floor(position);
         final int high = Math.min(sorted.length - 1, low + 1);
         return sorted[low] + (sorted[high] - sorted[low]) * (position - low);
-    }
-
-    /** Keeps nothing: the requests themselves hold their first token and finish times. */
-    private static final class Timings implements OutputSink
-    {
-        Timings(final int requests)
-        {
-        }
-
-        @Override
-        public boolean onToken(final Request request, final int tokenId)
-        {
-            return false;
-        }
-
-        @Override
-        public void onFinished(final Request request)
-        {
-        }
-
-        @Override
-        public void onBatchEnd(final long nowNs)
-        {
-        }
     }
 }
