@@ -1,7 +1,12 @@
 package dev.tapedeck.face;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import dev.tapedeck.capture.TraceRecorder;
+import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.kvevents.KvEventPublishers;
+import dev.tapedeck.kvtransfer.KvTransferSettings;
 import dev.tapedeck.kvtransfer.NixlConnector;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -19,7 +24,7 @@ public final class FaceResources implements AutoCloseable
     private final Tokenizer tokenizer;
     private final boolean ownsTokenizer;
     private TraceRecorder recorder;
-    private final java.util.List<NixlConnector> kvConnectors = new java.util.ArrayList<>();
+    private final List<NixlConnector> kvConnectors = new ArrayList<>();
 
     /**
      * @param tokenizer the face's tokenizer, or null when it has none.
@@ -48,19 +53,22 @@ public final class FaceResources implements AutoCloseable
     }
 
     /**
-     * @param connector an engine's NIXL connector, closed with the rest.
+     * Start an engine's NIXL connector (its data plane and side channel), give it to the engine's configuration and
+     * close it with the rest.
+     *
+     * @param settings the face's KV transfer settings.
+     * @param engineIndex the engine's index in the process (its data-parallel rank).
+     * @param config the engine's configuration, not yet concluded.
+     * @param vllmVersion the vLLM version the face reports (part of the handshake's compatibility hash).
+     * @param model the model name of the compatibility hash.
      */
-    public void kvConnector(final NixlConnector connector)
+    public void startKvConnector(final KvTransferSettings settings, final int engineIndex, final EngineConfig config,
+        final String vllmVersion, final String model)
     {
+        final NixlConnector connector = NixlConnector.start(settings, engineIndex, config.kvCacheBlocks(),
+            config.blockSize(), vllmVersion, model);
         kvConnectors.add(connector);
-    }
-
-    /**
-     * @return the NIXL connectors, in engine order.
-     */
-    public java.util.List<NixlConnector> kvConnectors()
-    {
-        return java.util.List.copyOf(kvConnectors);
+        config.kvConnector(connector);
     }
 
     /**

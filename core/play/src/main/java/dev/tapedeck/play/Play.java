@@ -15,7 +15,6 @@ import dev.tapedeck.face.FaceResources;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
-import dev.tapedeck.kvtransfer.NixlConnector;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -87,11 +86,8 @@ public final class Play implements AutoCloseable
                 }
                 if (null != context.kvTransfer())
                 {
-                    final NixlConnector connector = NixlConnector.start(context.kvTransfer(), i,
-                        config.kvCacheBlocks(), config.blockSize(), context.vllmLine().version(),
+                    resources.startKvConnector(context.kvTransfer(), i, config, context.vllmLine().version(),
                         context.kvTransferModel());
-                    resources.kvConnector(connector);
-                    config.kvConnector(connector);
                 }
                 configs.add(config.conclude());
             }

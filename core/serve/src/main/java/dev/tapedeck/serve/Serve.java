@@ -14,7 +14,6 @@ import dev.tapedeck.face.FaceResources;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvevents.KvEventsSettings;
-import dev.tapedeck.kvtransfer.NixlConnector;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -95,10 +94,8 @@ public final class Serve implements AutoCloseable
                     }
                     if (null != context.kvTransfer())
                     {
-                        final NixlConnector connector = NixlConnector.start(context.kvTransfer(), i * ranks + r,
-                            config.kvCacheBlocks(), config.blockSize(), context.vllmVersion(), context.model());
-                        resources.kvConnector(connector);
-                        config.kvConnector(connector);
+                        resources.startKvConnector(context.kvTransfer(), i * ranks + r, config,
+                            context.vllmVersion(), context.model());
                     }
                     instanceRanks.add(config.conclude());
                     configs.add(config);
