@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -54,8 +53,7 @@ abstract class NativeDataPlane implements KvDataPlane
     private final long readTimeoutNs;
     private final ManyToOneConcurrentArrayQueue<Command> commands =
         new ManyToOneConcurrentArrayQueue<>(COMMAND_CAPACITY);
-    private final ConcurrentLinkedQueue<String> notifications = new ConcurrentLinkedQueue<>();
-    private volatile Runnable notificationListener = () -> { };
+    private final NotificationQueue notifications = new NotificationQueue();
     private final Map<Long, RemotePeer> peers = new ConcurrentHashMap<>();
     private final AtomicLong peerGeneration = new AtomicLong();
     private final AgentRunner runner;
@@ -270,19 +268,13 @@ abstract class NativeDataPlane implements KvDataPlane
     @Override
     public void notificationListener(final Runnable listener)
     {
-        notificationListener = listener;
+        notifications.listener(listener);
     }
 
     @Override
     public int drainNotifications(final Consumer<String> sink)
     {
-        int count = 0;
-        for (String notification = notifications.poll(); notification != null; notification = notifications.poll())
-        {
-            sink.accept(notification);
-            count++;
-        }
-        return count;
+        return notifications.drain(sink);
     }
 
     @Override
@@ -365,11 +357,11 @@ abstract class NativeDataPlane implements KvDataPlane
             while (records.remaining() >= Integer.BYTES)
             {
                 final int length = records.getInt();
-                notifications.add(new String(drained, records.position(), length, StandardCharsets.UTF_8));
+                notifications.offer(new String(drained, records.position(), length, StandardCharsets.UTF_8));
                 records.position(records.position() + length);
                 work++;
             }
-            notificationListener.run();
+            notifications.wake();
         }
         final long now = System.nanoTime();
         for (int i = pending.size() - 1; i >= 0; i--)

@@ -58,8 +58,7 @@ public final class TcpDataPlane implements KvDataPlane
     private final ServerSocketChannel server;
     private final byte[] agentMetadata;
     private final ConcurrentLinkedQueue<Command> commands = new ConcurrentLinkedQueue<>();
-    private final ConcurrentLinkedQueue<String> notifications = new ConcurrentLinkedQueue<>();
-    private volatile Runnable notificationListener = () -> { };
+    private final NotificationQueue notifications = new NotificationQueue();
     private final ConcurrentHashMap<Long, InetSocketAddress> peers = new ConcurrentHashMap<>();
     private final AtomicLong nextPeerHandle = new AtomicLong(1);
     private final AgentRunner runner;
@@ -229,26 +228,13 @@ public final class TcpDataPlane implements KvDataPlane
     @Override
     public void notificationListener(final Runnable listener)
     {
-        notificationListener = listener;
-    }
-
-    private void onNotification(final String notification)
-    {
-        notifications.add(notification);
-        notificationListener.run();
+        notifications.listener(listener);
     }
 
     @Override
     public int drainNotifications(final Consumer<String> sink)
     {
-        int count = 0;
-        String notification;
-        while (null != (notification = notifications.poll()))
-        {
-            sink.accept(notification);
-            count++;
-        }
-        return count;
+        return notifications.drain(sink);
     }
 
     @Override
@@ -474,7 +460,7 @@ public final class TcpDataPlane implements KvDataPlane
             {
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                inbound.add(new TcpServeConnection(channel, selector, pool, this::onNotification, inbound::remove,
+                inbound.add(new TcpServeConnection(channel, selector, pool, notifications::add, inbound::remove,
                     settings.engineId()));
             }
             catch (final IOException ex)

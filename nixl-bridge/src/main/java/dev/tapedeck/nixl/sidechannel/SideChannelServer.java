@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -19,6 +18,7 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 import dev.tapedeck.nixl.KvTransferException;
+import dev.tapedeck.nixl.NotificationQueue;
 
 /**
  * The prefill's side channel, as vLLM's {@code NixlConnectorScheduler._nixl_handshake_listener} (vLLM @002a1057): a
@@ -44,11 +44,10 @@ public final class SideChannelServer implements AutoCloseable
     static final byte[] ACK = {(byte)0xa2, 'o', 'k'};
 
     private final ZContext context = new ZContext(1);
-    private final ConcurrentLinkedQueue<String> notifications = new ConcurrentLinkedQueue<>();
+    private final NotificationQueue notifications = new NotificationQueue();
     private final AgentRunner runner;
     private final int port;
     private final String host;
-    private volatile Runnable notificationListener = () -> { };
 
     /**
      * Bind and start answering.
@@ -129,7 +128,7 @@ public final class SideChannelServer implements AutoCloseable
      */
     public void notificationListener(final Runnable listener)
     {
-        notificationListener = listener;
+        notifications.listener(listener);
     }
 
     /**
@@ -140,14 +139,7 @@ public final class SideChannelServer implements AutoCloseable
      */
     public int drainNotifications(final Consumer<String> sink)
     {
-        int count = 0;
-        String notification;
-        while (null != (notification = notifications.poll()))
-        {
-            sink.accept(notification);
-            count++;
-        }
-        return count;
+        return notifications.drain(sink);
     }
 
     /**
@@ -246,7 +238,6 @@ public final class SideChannelServer implements AutoCloseable
             if (HandshakeCodec.TAPEDECK_NOTIF.equals(request.tag()) && null != request.notification())
             {
                 notifications.add(request.notification());
-                notificationListener.run();
                 return ACK.clone();
             }
             if (!HandshakeCodec.GET_META_MSG.equals(request.tag()))
