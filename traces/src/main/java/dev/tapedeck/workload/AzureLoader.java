@@ -63,27 +63,16 @@ final class AzureLoader
             final int needed = Math.max(timeColumn, Math.max(contextColumn, generatedColumn)) + 1;
             final WorkloadBuilder builder = new WorkloadBuilder(WorkloadFormat.AZURE.cliName());
             final List<Row> rows = new ArrayList<>();
-            long lineNumber = 1;
+            final CsvRows csv = new CsvRows(name, reader, columns.size(), needed);
             long earliestNanos = Long.MAX_VALUE;
             int withZone = 0;
-            for (String line = reader.readLine(); null != line; line = reader.readLine())
+            for (String[] fields = csv.next(); null != fields; fields = csv.next())
             {
-                lineNumber++;
-                if (line.isBlank())
-                {
-                    continue;
-                }
-                final String where = name + ":" + lineNumber;
-                final String[] fields = line.split(",", -1);
-                if (fields.length < needed)
-                {
-                    throw new TraceFormatException(where + ": expected " + columns.size() + " columns, got " +
-                        fields.length);
-                }
+                final String where = csv.where();
                 final Timestamp time = parseTimestamp(unquote(fields[timeColumn]), where);
                 withZone += time.zoned ? 1 : 0;
                 earliestNanos = Math.min(earliestNanos, time.epochNanos);
-                rows.add(new Row(lineNumber, time.epochNanos, parseCount(fields[contextColumn], where,
+                rows.add(new Row(csv.line(), time.epochNanos, parseCount(fields[contextColumn], where,
                     "ContextTokens"), parseCount(fields[generatedColumn], where, "GeneratedTokens")));
             }
             for (final Row row : rows)

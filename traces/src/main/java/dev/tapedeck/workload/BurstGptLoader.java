@@ -85,21 +85,10 @@ final class BurstGptLoader
             final NoteTally total = new NoteTally("rows have a Total tokens that is not Request tokens + Response " +
                 "tokens");
             final List<Row> rows = new ArrayList<>();
-            long lineNumber = 1;
-            for (String line = reader.readLine(); null != line; line = reader.readLine())
+            final CsvRows csv = new CsvRows(name, reader, columns.size(), needed);
+            for (String[] fields = csv.next(); null != fields; fields = csv.next())
             {
-                lineNumber++;
-                if (line.isBlank())
-                {
-                    continue;
-                }
-                final String where = name + ":" + lineNumber;
-                final String[] fields = line.split(",", -1);
-                if (fields.length < needed)
-                {
-                    throw new TraceFormatException(where + ": expected " + columns.size() + " columns, got " +
-                        fields.length);
-                }
+                final String where = csv.where();
                 final double timestampS = parseSeconds(fields[timeColumn], where);
                 final long requestTokens = parseCount(fields[requestColumn], where, "Request tokens");
                 final long responseTokens = parseCount(fields[responseColumn], where, "Response tokens");
