@@ -30,6 +30,15 @@ public interface StepShape
     long decodeContextTokens();
 
     /**
+     * @return query-key pairs the prefill chunks' causal attention covers: for each chunk of {@code c} tokens after
+     * {@code s} computed ones, {@code c x s + c (c + 1) / 2}. What the physics model charges attention FLOPs for.
+     */
+    default long prefillAttentionPairs()
+    {
+        return 0;
+    }
+
+    /**
      * @return requests in the running set when the step was composed (scheduled in this step or not).
      */
     int runningRequests();

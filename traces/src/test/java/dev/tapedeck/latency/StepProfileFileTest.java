@@ -36,6 +36,26 @@ class StepProfileFileTest
     }
 
     @Test
+    void aPhysicsProfileIsReadBackWithItsDeployment() throws IOException
+    {
+        final RooflineProfile mixtral = RooflineProfile.named("mixtral-8x7b-tp2-h100");
+        final Path file = dir.resolve("moe.json");
+        StepProfileFile.write(file, mixtral.with(mixtral.coefficients().withJitter(0.05)),
+            JsonNodeFactory.instance.objectNode().put("rounds", 12));
+        final StepProfileFile.Loaded loaded = StepProfileFile.read(file);
+        assertEquals(null, loaded.coefficients());
+        assertEquals(mixtral.model(), loaded.roofline().model());
+        assertEquals(mixtral.gpu(), loaded.roofline().gpu());
+        assertEquals(2, loaded.roofline().tensorParallel());
+        assertEquals(mixtral.coefficients().withJitter(0.05), loaded.roofline().coefficients());
+        assertEquals(mixtral.frontendDelayNs(), loaded.frontendDelayNs());
+        assertEquals(12, loaded.provenance().path("rounds").asInt());
+        Files.writeString(file, Files.readString(file).replace("\"gpu\" : \"H100\"", "\"gpu\" : \"TPU\""));
+        final IOException badGpu = assertThrows(IOException.class, () -> StepProfileFile.read(file));
+        assertTrue(badGpu.getMessage().startsWith(file + ": unknown GPU 'TPU'"), badGpu.getMessage());
+    }
+
+    @Test
     void aFileThatIsNotAProfileIsRefusedWithItsName() throws IOException
     {
         final Path other = dir.resolve("other.json");

@@ -7,6 +7,8 @@ import picocli.CommandLine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.SchedulingPolicy;
 import dev.tapedeck.kv.KvCapacity;
+import dev.tapedeck.latency.ModelArchitecture;
+import dev.tapedeck.latency.RooflineProfile;
 
 /**
  * Engine flags shared by every face that runs an engine ({@code serve}, {@code play}), with vLLM's names and
@@ -101,7 +103,7 @@ final class EngineOptions
     @CommandLine.Mixin
     LatencyOptions latency = new LatencyOptions();
 
-    /** The model whose dimensions size the KV cache under --gpu-memory-gb (the served model's name). */
+    /** The served model's name: its architecture sizes the KV cache and selects its measured or physics profile. */
     private String capacityModel;
 
     /**
@@ -115,31 +117,41 @@ final class EngineOptions
     }
 
     /**
-     * @return the KV-cache capacity in blocks: --kv-cache-size, or what --gpu-memory-gb leaves, or the default.
+     * @return the KV-cache capacity in blocks: --kv-cache-size, or what GPU memory (--gpu-memory-gb, else the physics
+     *     profile's GPU) leaves for the model's KV, or the default.
      */
     int kvCacheBlocks()
     {
+        final RooflineProfile physics = latency.roofline(capacityModel);
         if (null == gpuMemoryGb)
         {
             if (null != modelWeightsGb)
             {
                 throw new IllegalArgumentException("--model-weights-gb needs --gpu-memory-gb");
             }
-            return null == kvCacheBlocks ? EngineConfig.DEFAULT_KV_CACHE_BLOCKS : kvCacheBlocks;
+            if (null != kvCacheBlocks)
+            {
+                return kvCacheBlocks;
+            }
+            return null == physics ? EngineConfig.DEFAULT_KV_CACHE_BLOCKS : KvCapacity.blocks(physics.model(),
+                physics.gpu(), physics.tensorParallel(), gpuMemoryUtilization, blockSize);
         }
         if (null != kvCacheBlocks)
         {
             throw new IllegalArgumentException("give --kv-cache-size or --gpu-memory-gb, not both");
         }
-        final KvCapacity.ModelProfile profile = KvCapacity.profile(capacityModel);
-        if (null == profile && (null == kvBytesPerToken || null == modelWeightsGb))
+        final ModelArchitecture model = null != physics ? physics.model() : ModelArchitecture.lookup(capacityModel);
+        final int tensorParallel = null != physics ? physics.tensorParallel() : 1;
+        if (null == model && (null == kvBytesPerToken || null == modelWeightsGb))
         {
             throw new IllegalArgumentException("--gpu-memory-gb: no built-in dimensions for model '" + capacityModel +
-                "' (known: " + KvCapacity.KNOWN.stream().map(KvCapacity.ModelProfile::name).toList() +
-                "); give --kv-bytes-per-token and --model-weights-gb");
+                "' (known: " + ModelArchitecture.knownNames() + "); give --kv-bytes-per-token and --model-weights-gb " +
+                "or --model-config");
         }
-        final long bytesPerToken = null != kvBytesPerToken ? kvBytesPerToken : profile.kvBytesPerToken(2);
-        final long weightsBytes = null != modelWeightsGb ? (long)(modelWeightsGb * 1e9) : profile.parameters() * 2;
+        final long bytesPerToken = null != kvBytesPerToken ? kvBytesPerToken :
+            model.kvBytesPerToken(2) / Math.min(tensorParallel, model.kvHeads());
+        final long weightsBytes = null != modelWeightsGb ? (long)(modelWeightsGb * 1e9) :
+            model.parameters() * 2 / tensorParallel;
         return KvCapacity.blocks((long)(gpuMemoryGb * 1e9), gpuMemoryUtilization, weightsBytes,
             KvCapacity.DEFAULT_OVERHEAD_BYTES, bytesPerToken, blockSize);
     }
@@ -163,8 +175,7 @@ final class EngineOptions
             .prefixCachingHashSeed(prefixCachingHashSeed)
             .maxLoras(maxLoras)
             .seed(seed)
-            .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : null != latency.profileFile() ?
-                latency.profileFile().frontendDelayNs() : 0)
-            .latencyModel(latency.build(maxNumSeqs));
+            .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : latency.frontendDelayNs(capacityModel))
+            .latencyModel(latency.build(maxNumSeqs, capacityModel));
     }
 }

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 import picocli.CommandLine;
 
-import dev.tapedeck.kv.KvCapacity;
+import dev.tapedeck.latency.ModelArchitecture;
 import dev.tapedeck.kvtransfer.KvTransferSettings;
 import dev.tapedeck.latency.Durations;
 
@@ -117,7 +117,7 @@ final class KvTransferOptions
     {
         if (null == text)
         {
-            final KvCapacity.ModelProfile profile = KvCapacity.profile(model);
+            final ModelArchitecture profile = ModelArchitecture.lookup(model);
             return null == profile ? KvTransferSettings.DEFAULT_SHAPE :
                 new KvTransferSettings.ModelShape(profile.layers(), profile.kvHeads(), profile.headDim(), 2);
         }

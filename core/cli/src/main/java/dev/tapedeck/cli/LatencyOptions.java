@@ -2,8 +2,11 @@ package dev.tapedeck.cli;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.latency.GpuSpec;
 import dev.tapedeck.latency.KnobLatencyModel;
 import dev.tapedeck.latency.LatencyModel;
+import dev.tapedeck.latency.ModelArchitecture;
+import dev.tapedeck.latency.RooflineProfile;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.latency.StepProfileFile;
@@ -29,13 +32,35 @@ public final class LatencyOptions
             "or knob (llm-d-inference-sim's TTFT/ITL knobs). Any knob flag selects knob unless this is given.")
     ModelKind kind;
 
-    @CommandLine.Option(names = "--step-profile", paramLabel = "NAME|FILE", defaultValue = "dense-8b-rtxpro6000",
-        description = "Step-model coefficients: dense-8b-rtxpro6000 (default), dense-32b-tp2-rtxpro6000, " +
-            "moe-30b-a3b-rtxpro6000, or a profile file that inspect fit wrote (its frontend delay applies unless " +
-            "--frontend-delay is given). See docs/latency-models.md.")
+    @CommandLine.Option(names = "--step-profile", paramLabel = "NAME|FILE",
+        description = "Step-model profile: dense-8b-rtxpro6000, dense-32b-tp2-rtxpro6000, moe-30b-a3b-rtxpro6000, " +
+            "the measured H100 physics profiles llama-2-7b-tp1-h100, llama-2-70b-tp4-h100, mixtral-8x7b-tp2-h100, " +
+            "codellama-34b-tp2-h100, or a profile file that inspect fit wrote (its frontend delay applies unless " +
+            "--frontend-delay is given). Default: the measured profile of --model when there is one, else the " +
+            "physics model when --gpu, --tensor-parallel-size or --model-config is given, else dense-8b-rtxpro6000. " +
+            "See docs/latency-models.md.")
     String stepProfile;
 
+    @CommandLine.Option(names = "--gpu", paramLabel = "NAME",
+        description = "The GPU the physics step model predicts for: H100, H200, B200, A100, A100-40GB, L40S, L4, " +
+            "A10G, RTX-4090, RTX-PRO-6000, MI300X (data-sheet FLOP/s, bandwidth, memory and link). Also sizes the " +
+            "KV cache unless --kv-cache-size or --gpu-memory-gb is given.")
+    String gpu;
+
+    @CommandLine.Option(names = "--tensor-parallel-size", paramLabel = "N",
+        description = "GPUs each engine's model is split over (vLLM's flag): the physics model divides the work, " +
+            "adds two all-reduces per layer, and the KV cache holds 1/N of the weights and KV heads per GPU " +
+            "(default: the measured profile's, else 1).")
+    Integer tensorParallelSize;
+
+    @CommandLine.Option(names = "--model-config", paramLabel = "FILE",
+        description = "A Hugging Face config.json giving the model's architecture to the physics step model and " +
+            "the KV geometry (default: the built-in architecture of --model).")
+    java.nio.file.Path modelConfig;
+
     private StepProfileFile.Loaded profileFile;
+    private RooflineProfile roofline;
+    private boolean rooflineResolved;
 
     @CommandLine.Option(names = "--step-base", paramLabel = "DURATION", converter = Converters.DurationNs.class,
         description = "Override: fixed cost of every step.")
@@ -103,10 +128,92 @@ public final class LatencyOptions
     }
 
     /**
+     * Which physics deployment the flags select, read once: a named measured profile, or for a known architecture
+     * ({@code --model-config}, else {@code --model}) its measured profile (on {@code --gpu} and at
+     * {@code --tensor-parallel-size} when given), else the prediction when {@code --gpu},
+     * {@code --tensor-parallel-size} or {@code --model-config} is given.
+     *
+     * @param modelName the served model's name ({@code --model}), or null.
+     * @return the deployment, or null when the step model keeps a linear profile.
+     * @throws IllegalArgumentException (one line) for an unknown GPU, a bad config.json, or physics flags for a model
+     *     whose architecture is unknown.
+     */
+    public RooflineProfile roofline(final String modelName)
+    {
+        if (rooflineResolved)
+        {
+            return roofline;
+        }
+        rooflineResolved = true;
+        final GpuSpec chosenGpu = null == gpu ? null : GpuSpec.lookup(gpu);
+        if (null != stepProfile)
+        {
+            roofline = RooflineProfile.named(stepProfile);
+            if (null == roofline && null != profileFile())
+            {
+                roofline = profileFile().roofline();
+            }
+            return roofline;
+        }
+        final ModelArchitecture architecture;
+        try
+        {
+            architecture = null != modelConfig ? ModelArchitecture.read(modelConfig) :
+                ModelArchitecture.lookup(modelName);
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new IllegalArgumentException("--model-config " + ex.getMessage(), ex);
+        }
+        final boolean physicsAsked = null != chosenGpu || null != tensorParallelSize || null != modelConfig;
+        if (null == architecture)
+        {
+            if (physicsAsked)
+            {
+                throw new IllegalArgumentException("no built-in architecture for model '" + modelName + "' (known: " +
+                    ModelArchitecture.knownNames() + "); give --model-config config.json");
+            }
+            return null;
+        }
+        roofline = RooflineProfile.measured(architecture, chosenGpu, tensorParallelSize);
+        if (null == roofline && physicsAsked)
+        {
+            roofline = RooflineProfile.predicted(architecture, null == chosenGpu ? GpuSpec.lookup("H100") : chosenGpu,
+                null == tensorParallelSize ? 1 : tensorParallelSize);
+        }
+        return roofline;
+    }
+
+    /**
+     * @param modelName the served model's name.
+     * @return the modelled frontend delay when {@code --frontend-delay} is not given: a profile file's, else the
+     *     physics profile's, else 0.
+     */
+    long frontendDelayNs(final String modelName)
+    {
+        if (null != profileFile())
+        {
+            return profileFile().frontendDelayNs();
+        }
+        final RooflineProfile physics = roofline(modelName);
+        return null == physics ? 0 : physics.frontendDelayNs();
+    }
+
+    /**
      * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
-     * @return the configured model.
+     * @return the configured model, for a served model whose architecture is not known.
      */
     public LatencyModel build(final int maxNumSeqs)
+    {
+        return build(maxNumSeqs, null);
+    }
+
+    /**
+     * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
+     * @param modelName the served model's name, whose measured or physics profile applies by default.
+     * @return the configured model.
+     */
+    public LatencyModel build(final int maxNumSeqs, final String modelName)
     {
         final ModelKind chosen = null != kind ? kind : anyKnobGiven() ? ModelKind.KNOB : ModelKind.STEP;
         if (ModelKind.KNOB == chosen)
@@ -115,8 +222,21 @@ public final class LatencyOptions
                 orZero(itlStdDevNs), orZero(prefillOverheadNs), orZero(prefillPerTokenNs), orZero(prefillStdDevNs),
                 null == timeFactorUnderLoad ? 1.0 : timeFactorUnderLoad, maxNumSeqs);
         }
+        final RooflineProfile physics = roofline(modelName);
+        if (null != physics)
+        {
+            if (null != stepBaseNs || null != stepPrefillTokenNs || null != stepDecodeRequestNs ||
+                null != stepContextNs)
+            {
+                throw new IllegalArgumentException("--step-base, --step-prefill-per-token, --step-decode-per-request " +
+                    "and --step-context-per-1k-tokens override a linear profile, not the physics profile " +
+                    physics.name());
+            }
+            return physics.with(physics.coefficients().withJitter(null == stepJitter ?
+                physics.coefficients().jitter() : stepJitter)).latencyModel();
+        }
         final StepCoefficients profile = null != profileFile() ? profileFile().coefficients() :
-            StepCoefficients.profile(stepProfile);
+            StepCoefficients.profile(null == stepProfile ? StepCoefficients.DENSE_8B_RTXPRO6000.name() : stepProfile);
         return new StepLatencyModel(profile.with(
             null == stepBaseNs ? profile.baseUs() : stepBaseNs / 1000.0,
             null == stepPrefillTokenNs ? profile.prefillTokenUs() : stepPrefillTokenNs / 1000.0,
@@ -131,8 +251,8 @@ public final class LatencyOptions
      */
     StepProfileFile.Loaded profileFile()
     {
-        if (null == profileFile && (stepProfile.endsWith(".json") || java.nio.file.Files.isRegularFile(
-            java.nio.file.Path.of(stepProfile))))
+        if (null == profileFile && null != stepProfile && (stepProfile.endsWith(".json") ||
+            java.nio.file.Files.isRegularFile(java.nio.file.Path.of(stepProfile))))
         {
             try
             {

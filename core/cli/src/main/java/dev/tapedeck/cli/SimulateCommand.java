@@ -123,6 +123,13 @@ public final class SimulateCommand implements Callable<Integer>
         {
             context.sweep(sweep);
         }
+        if (!quiet)
+        {
+            final dev.tapedeck.engine.EngineConfig config = context.engine();
+            System.out.printf(Locale.ROOT, "engine: %s; KV cache %d blocks of %d tokens; frontend delay %.1f ms%n",
+                config.latencyModel().describe(), config.kvCacheBlocks(), config.blockSize(),
+                config.frontendDelayNs() / 1e6);
+        }
         final long startNs = System.nanoTime();
         final ObjectNode result;
         try (Tokenizer tokenizer = null == engine.tokenizerFile ? null : Tokenizer.open(engine.tokenizerFile))

@@ -86,8 +86,8 @@ class CliTest
         assertTrue(knob.err().contains("at most 30%"), knob.err());
         final CliRun pool = run("serve", "--port", "0", "--kv-cache-size", "10");
         assertEquals(2, pool.exitCode());
-        assertTrue(pool.err().contains("--max-model-len 8192 needs 512 KV blocks of 16 tokens but --kv-cache-size " +
-            "is 10"), pool.err());
+        assertTrue(pool.err().contains("--max-model-len 8192 needs 512 KV blocks of 16 tokens but the KV cache " +
+            "holds 10 blocks"), pool.err());
         final CliRun profile = run("serve", "--port", "0", "--step-profile", "h200");
         assertEquals(2, profile.exitCode());
         assertTrue(profile.err().contains("unknown step profile 'h200'"), profile.err());

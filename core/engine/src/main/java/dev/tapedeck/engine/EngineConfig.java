@@ -466,8 +466,8 @@ public final class EngineConfig
         final long blocksPerSequence = ((long)maxModelLen + Math.max(blockSize, 1) - 1) / Math.max(blockSize, 1);
         check(problems, kvCacheBlocks < 1 || blockSize < 1 || blocksPerSequence <= kvCacheBlocks,
             "--max-model-len " + maxModelLen + " needs " + blocksPerSequence + " KV blocks of " + blockSize +
-            " tokens but --kv-cache-size is " + kvCacheBlocks + " blocks: raise --kv-cache-size or lower " +
-            "--max-model-len (vLLM refuses to start in this case too)");
+            " tokens but the KV cache holds " + kvCacheBlocks + " blocks (--kv-cache-size, or what the GPU's memory " +
+            "leaves): raise --kv-cache-size or lower --max-model-len (vLLM refuses to start in this case too)");
         check(problems, null != latencyModel, "a latency model is required");
         check(problems, null != randomTokenIds && randomTokenIds.length > 0, "the token space is empty");
         if (problems.length() > 0)

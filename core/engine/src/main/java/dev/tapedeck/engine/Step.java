@@ -16,6 +16,7 @@ public final class Step implements StepShape
     private int prefillRequests;
     private int prefillTokens;
     private long decodeContextTokens;
+    private long prefillAttentionPairs;
     private int runningRequests;
     private long startNs;
     private long endNs;
@@ -38,6 +39,7 @@ public final class Step implements StepShape
         prefillRequests = 0;
         prefillTokens = 0;
         decodeContextTokens = 0;
+        prefillAttentionPairs = 0;
         runningRequests = 0;
         startNs = stepStartNs;
         endNs = stepStartNs;
@@ -60,6 +62,14 @@ public final class Step implements StepShape
         size++;
         prefillRequests++;
         prefillTokens += chunkTokens;
+        prefillAttentionPairs += attentionPairs(request, chunkTokens);
+    }
+
+    /** Query-key pairs a chunk's causal attention covers: each chunk token attends to the computed context and to
+     * the chunk's tokens up to itself. */
+    private static long attentionPairs(final Request request, final int chunkTokens)
+    {
+        return (long)chunkTokens * request.numComputedTokens + (long)chunkTokens * (chunkTokens + 1) / 2;
     }
 
     /**
@@ -83,6 +93,7 @@ public final class Step implements StepShape
                 {
                     prefillRequests--;
                     prefillTokens -= removed;
+                    prefillAttentionPairs -= attentionPairs(request, removed);
                 }
                 System.arraycopy(requests, i + 1, requests, i, size - i - 1);
                 System.arraycopy(tokens, i + 1, tokens, i, size - i - 1);
@@ -183,6 +194,12 @@ public final class Step implements StepShape
     public long decodeContextTokens()
     {
         return decodeContextTokens;
+    }
+
+    @Override
+    public long prefillAttentionPairs()
+    {
+        return prefillAttentionPairs;
     }
 
     @Override

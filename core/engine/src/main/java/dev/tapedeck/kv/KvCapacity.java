@@ -1,12 +1,15 @@
 package dev.tapedeck.kv;
 
-import java.util.List;
 import java.util.Locale;
+
+import dev.tapedeck.latency.GpuSpec;
+import dev.tapedeck.latency.ModelArchitecture;
 
 /**
  * How many KV blocks a GPU holds, computed the way vLLM sizes its cache at start: of the GPU's memory times
  * {@code gpu_memory_utilization}, what the weights and the profiled activations leave is divided into blocks of
- * {@code block_size} tokens, each token taking {@code 2 (K and V) x layers x kv_heads x head_dim x dtype bytes}.
+ * {@code block_size} tokens, each token taking {@code 2 (K and V) x layers x kv_heads x head_dim x dtype bytes}
+ * ({@link ModelArchitecture#kvBytesPerToken(int)}).
  * Stateless; thread safe.
  */
 public final class KvCapacity
@@ -20,65 +23,25 @@ public final class KvCapacity
 
     private static final long GB = 1_000_000_000L;
 
-    /**
-     * The dimensions of a model that set its KV footprint, from its Hugging Face {@code config.json}.
-     *
-     * @param name the model id.
-     * @param layers {@code num_hidden_layers}.
-     * @param kvHeads {@code num_key_value_heads}.
-     * @param headDim {@code head_dim}.
-     * @param parameters total parameters (weights are {@code parameters x dtypeBytes}).
-     */
-    public record ModelProfile(String name, int layers, int kvHeads, int headDim, long parameters)
-    {
-        /**
-         * @param dtypeBytes bytes per KV element (2 for bf16/fp16, 1 for fp8).
-         * @return KV bytes one token takes over all layers.
-         */
-        public long kvBytesPerToken(final int dtypeBytes)
-        {
-            return 2L * layers * kvHeads * headDim * dtypeBytes;
-        }
-    }
-
-    /** Models whose dimensions are built in (from their published config.json), looked up by the end of the id. */
-    public static final List<ModelProfile> KNOWN = List.of(
-        new ModelProfile("Qwen/Qwen3-0.6B", 28, 8, 128, 751_632_384L),
-        new ModelProfile("Qwen/Qwen3-8B", 36, 8, 128, 8_190_735_360L),
-        new ModelProfile("Qwen/Qwen3-32B", 64, 8, 128, 32_762_123_264L),
-        new ModelProfile("Qwen/Qwen3-30B-A3B", 48, 4, 128, 30_532_122_624L),
-        new ModelProfile("meta-llama/Llama-3.1-8B", 32, 8, 128, 8_030_261_248L),
-        new ModelProfile("meta-llama/Llama-3.1-70B", 80, 8, 128, 70_553_706_496L));
-
     private KvCapacity()
     {
     }
 
     /**
-     * @param model a model id or path ({@code Qwen/Qwen3-8B}, {@code /models/Qwen3-8B},
-     *     {@code meta-llama/Llama-3.1-8B-Instruct}).
-     * @return its built-in profile, or null: matched on the last path element, case-insensitively, with an
-     *     {@code -Instruct} suffix ignored.
+     * @param model the model.
+     * @param gpu the GPU of each shard.
+     * @param tensorParallel GPUs the model is split over: each holds 1/TP of the weights and of the KV heads (KV heads
+     *     are replicated beyond their number).
+     * @param utilization the fraction vLLM may use ({@code --gpu-memory-utilization}).
+     * @param blockSize tokens per block.
+     * @return the whole blocks of {@code blockSize} tokens each engine holds.
+     * @throws IllegalArgumentException if nothing is left for the cache.
      */
-    public static ModelProfile profile(final String model)
+    public static int blocks(final ModelArchitecture model, final GpuSpec gpu, final int tensorParallel,
+        final double utilization, final int blockSize)
     {
-        if (null == model)
-        {
-            return null;
-        }
-        String base = model.substring(model.lastIndexOf('/') + 1).toLowerCase(Locale.ROOT);
-        if (base.endsWith("-instruct"))
-        {
-            base = base.substring(0, base.length() - "-instruct".length());
-        }
-        for (final ModelProfile profile : KNOWN)
-        {
-            if (profile.name().substring(profile.name().indexOf('/') + 1).toLowerCase(Locale.ROOT).equals(base))
-            {
-                return profile;
-            }
-        }
-        return null;
+        return blocks(gpu.memoryBytes(), utilization, model.parameters() * 2 / tensorParallel, DEFAULT_OVERHEAD_BYTES,
+            model.kvBytesPerToken(2) / Math.min(tensorParallel, model.kvHeads()), blockSize);
     }
 
     /**

@@ -158,6 +158,6 @@ class KvCacheSchedulingTest
             .tokenSpace(new int[] {1}, 0);
         final IllegalArgumentException error = assertThrows(IllegalArgumentException.class, config::conclude);
         assertTrue(error.getMessage().contains("--max-model-len 1024 needs 64 KV blocks of 16 tokens but " +
-            "--kv-cache-size is 10"), error.getMessage());
+            "the KV cache holds 10 blocks"), error.getMessage());
     }
 }

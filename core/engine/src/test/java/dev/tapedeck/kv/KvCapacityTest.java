@@ -2,6 +2,9 @@ package dev.tapedeck.kv;
 
 import org.junit.jupiter.api.Test;
 
+import dev.tapedeck.latency.GpuSpec;
+import dev.tapedeck.latency.ModelArchitecture;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,19 +20,37 @@ class KvCapacityTest
     void shouldComputeTheKvFootprintPerTokenFromTheModelDimensions()
     {
         // 2 (K, V) x 32 layers x 8 KV heads x 128 x 2 bytes
-        assertEquals(131_072, KvCapacity.profile("meta-llama/Llama-3.1-8B").kvBytesPerToken(2));
-        assertEquals(147_456, KvCapacity.profile("Qwen/Qwen3-8B").kvBytesPerToken(2));
-        assertEquals(98_304, KvCapacity.profile("Qwen/Qwen3-30B-A3B").kvBytesPerToken(2));
-        assertEquals(73_728, KvCapacity.profile("Qwen/Qwen3-8B").kvBytesPerToken(1), "fp8 halves it");
+        assertEquals(131_072, ModelArchitecture.lookup("meta-llama/Llama-3.1-8B").kvBytesPerToken(2));
+        assertEquals(147_456, ModelArchitecture.lookup("Qwen/Qwen3-8B").kvBytesPerToken(2));
+        assertEquals(98_304, ModelArchitecture.lookup("Qwen/Qwen3-30B-A3B").kvBytesPerToken(2));
+        assertEquals(73_728, ModelArchitecture.lookup("Qwen/Qwen3-8B").kvBytesPerToken(1), "fp8 halves it");
     }
 
     @Test
     void shouldFindBuiltInModelsByTheirLastPathElement()
     {
-        assertEquals("meta-llama/Llama-3.1-8B", KvCapacity.profile("meta-llama/Llama-3.1-8B-Instruct").name());
-        assertEquals("Qwen/Qwen3-8B", KvCapacity.profile("/models/qwen3-8b").name());
-        assertNull(KvCapacity.profile("my/unknown"));
-        assertNull(KvCapacity.profile(null));
+        assertEquals("meta-llama/Llama-3.1-8B", ModelArchitecture.lookup("meta-llama/Llama-3.1-8B-Instruct").name());
+        assertEquals("Qwen/Qwen3-8B", ModelArchitecture.lookup("/models/qwen3-8b").name());
+        assertNull(ModelArchitecture.lookup("my/unknown"));
+        assertNull(ModelArchitecture.lookup(null));
+        assertEquals("codellama/CodeLlama-34b-hf",
+            ModelArchitecture.lookup("codellama/CodeLlama-34b-Instruct-hf").name());
+        assertEquals("meta-llama/Llama-2-70b-hf", ModelArchitecture.lookup("meta-llama/Llama-2-70b-chat-hf").name());
+    }
+
+    @Test
+    void shouldShardWeightsAndKvHeadsOverTensorParallelGpus()
+    {
+        final ModelArchitecture llama70 = ModelArchitecture.lookup("meta-llama/Llama-2-70b-hf");
+        final GpuSpec h100 = GpuSpec.lookup("h100");
+        // per GPU: 72 GB - 34.49 GB of weights - the overhead, in blocks of 16 x 327,680 / 4 bytes
+        assertEquals(KvCapacity.blocks(80_000_000_000L, 0.9, llama70.parameters() * 2 / 4,
+            KvCapacity.DEFAULT_OVERHEAD_BYTES, 81_920, 16), KvCapacity.blocks(llama70, h100, 4, 0.9, 16));
+        assertEquals(27_675, KvCapacity.blocks(llama70, h100, 4, 0.9, 16));
+        // 8 KV heads cannot shard 16 ways: each GPU keeps a copy of one head
+        final int tp16 = KvCapacity.blocks(llama70, h100, 16, 0.9, 16);
+        assertEquals(KvCapacity.blocks(80_000_000_000L, 0.9, llama70.parameters() * 2 / 16,
+            KvCapacity.DEFAULT_OVERHEAD_BYTES, 40_960, 16), tp16);
     }
 
     @Test
@@ -37,7 +58,7 @@ class KvCapacityTest
     {
         // vLLM 0.19.0, Llama-3.1-8B bf16, RTX 4090 (25,250,627,584 bytes), utilization 0.9: 2,588 blocks (41,408
         // tokens); the fitted overhead is the one free number, so this pins the formula and the weights
-        final KvCapacity.ModelProfile llama = KvCapacity.profile("meta-llama/Llama-3.1-8B");
+        final ModelArchitecture llama = ModelArchitecture.lookup("meta-llama/Llama-3.1-8B");
         assertEquals(2_588, KvCapacity.blocks(25_250_627_584L, 0.9, llama.parameters() * 2,
             KvCapacity.DEFAULT_OVERHEAD_BYTES, llama.kvBytesPerToken(2), 16));
         // a larger block size holds the same memory in fewer, larger blocks
@@ -48,7 +69,7 @@ class KvCapacityTest
     @Test
     void shouldRefuseWhenTheWeightsLeaveNoRoom()
     {
-        final KvCapacity.ModelProfile llama = KvCapacity.profile("meta-llama/Llama-3.1-70B");
+        final ModelArchitecture llama = ModelArchitecture.lookup("meta-llama/Llama-3.1-70B");
         final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> KvCapacity.blocks(
             80_000_000_000L, 0.9, llama.parameters() * 2, KvCapacity.DEFAULT_OVERHEAD_BYTES,
             llama.kvBytesPerToken(2), 16));

@@ -13,6 +13,7 @@ import picocli.CommandLine;
 
 import dev.tapedeck.cli.Main;
 import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.latency.StepProfileFile;
 import dev.tapedeck.simulate.fit.BlisExperiment;
 import dev.tapedeck.simulate.fit.StageReplay;
@@ -37,7 +38,8 @@ class FitCommandIT
         final BlisExperiment shape = new BlisExperiment(name, "m", 1, 4096, 2048, 64, 4, 3, 100, 80,
             List.of(new BlisExperiment.Stage(rate, 20, 400, 0, 0, 1, 1, 1, 1)));
         final StepCoefficients truth = new StepCoefficients("truth", 8000, 20, 60, 3, 0, "test");
-        final StageReplay.Predicted p = StageReplay.run(shape, truth, 5_000_000, 20_000, 20).get(0);
+        final StageReplay.Predicted p =
+            StageReplay.run(shape, new StepLatencyModel(truth), 5_000_000, 20_000, 20).get(0);
         final Path root = dir.resolve("runs").resolve(name);
         Files.createDirectories(root.resolve("results"));
         Files.writeString(root.resolve("exp-config.yaml"), "model: m\ntensor_parallelism: 1\nmax_model_len: 4096\n" +

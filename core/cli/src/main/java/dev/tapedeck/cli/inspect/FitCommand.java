@@ -16,8 +16,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import picocli.CommandLine;
 
 import dev.tapedeck.cli.VersionProvider;
+import dev.tapedeck.latency.GpuSpec;
+import dev.tapedeck.latency.RooflineProfile;
 import dev.tapedeck.latency.StepProfileFile;
 import dev.tapedeck.simulate.fit.BlisExperiment;
+import dev.tapedeck.simulate.fit.RooflineFit;
+import dev.tapedeck.simulate.fit.StageReplay;
 import dev.tapedeck.simulate.fit.StepFit;
 
 /**
@@ -35,7 +39,10 @@ import dev.tapedeck.simulate.fit.StepFit;
             "inference-perf runs of a real vLLM server (BLIS training layout: exp-config.yaml, profile.yaml, " +
             "results/stage_N_lifecycle_metrics.json) by replaying their stages in virtual time; print the in-sample " +
             "error of every stage and write a profile file for --step-profile.",
-        "Example: tapedeck inspect fit --blis training/default_args --model llama-2-7b --out llama-2-7b-h100.json"})
+        "With --roofline, fit the physics step model (corrections on the data-sheet roofline of the model's " +
+            "architecture and the GPU) instead.",
+        "Example: tapedeck inspect fit --blis training/default_args --model llama-2-7b --out llama-2-7b-h100.json",
+        "         tapedeck inspect fit --blis training/default_args --model llama-2-70b --roofline --out l70.json"})
 public final class FitCommand implements Callable<Integer>
 {
     private static final String[] METRICS = {"ttft_mean", "ttft_p99", "itl_mean", "e2e_mean"};
@@ -69,8 +76,23 @@ public final class FitCommand implements Callable<Integer>
     int evaluations;
 
     @CommandLine.Option(names = "--kv-cache-size", defaultValue = "20000", paramLabel = "BLOCKS",
-        description = "The replayed engine's KV blocks (default: ${DEFAULT-VALUE}).")
+        description = "The replayed engine's KV blocks, linear model (default: ${DEFAULT-VALUE}; the physics model " +
+            "sizes each run's cache from its model and GPU).")
     int kvCacheBlocks;
+
+    @CommandLine.Option(names = "--roofline",
+        description = "Fit the physics step model instead: its corrections across every run under --blis first, " +
+            "then the --model runs' own, pulled towards those; the profile carries the model's architecture, GPU and " +
+            "tensor-parallel size.")
+    boolean roofline;
+
+    @CommandLine.Option(names = "--gpu", defaultValue = "H100", paramLabel = "NAME",
+        description = "The GPU the runs were measured on, for --roofline (default: ${DEFAULT-VALUE}).")
+    String gpu;
+
+    @CommandLine.Option(names = "--rounds", defaultValue = "12", paramLabel = "N",
+        description = "Replay-and-solve rounds of the --roofline fit (default: ${DEFAULT-VALUE}).")
+    int rounds;
 
     @Override
     public Integer call() throws IOException
@@ -87,8 +109,52 @@ public final class FitCommand implements Callable<Integer>
                 all.size() + " overloaded ones excluded)");
         }
         final String profileName = null == name ? model + "-fitted" : name;
-        final StepFit.Fitted fitted = StepFit.fit(usable, profileName, kvCacheBlocks, secondsPerStage, evaluations);
         final PrintWriter print = spec.commandLine().getOut();
+        final ObjectNode provenance = JsonNodeFactory.instance.objectNode();
+        final List<StageReplay.Comparison> comparisons = new ArrayList<>();
+        final RooflineProfile physics;
+        final StepFit.Fitted fitted;
+        if (roofline)
+        {
+            final GpuSpec onGpu = GpuSpec.lookup(gpu);
+            final List<BlisExperiment> everything = BlisExperiment.readAll(data, "").stream()
+                .filter(e -> !e.overloaded()).toList();
+            final RooflineFit.Fitted across = RooflineFit.fit(everything, onGpu, RooflineFit.DATA_SHEET,
+                "across-models", secondsPerStage, rounds);
+            final RooflineFit.Fitted own = RooflineFit.fit(usable, onGpu, across, profileName, secondsPerStage,
+                rounds);
+            final int tp = usable.get(0).tensorParallel();
+            if (usable.stream().anyMatch(e -> e.tensorParallel() != tp || !e.model().equals(usable.get(0).model())))
+            {
+                throw new IllegalArgumentException("the runs matching '" + model + "' are of more than one model or " +
+                    "tensor-parallel size; narrow --model");
+            }
+            physics = new RooflineProfile(profileName, RooflineFit.architecture(usable.get(0)), onGpu, tp,
+                own.coefficients(), Math.round(own.frontendUs() * 1000), "fitted by tapedeck inspect fit --roofline " +
+                "to " + usable.size() + " runs of " + usable.get(0).model() + " on " + tp + "x " + onGpu.name());
+            comparisons.addAll(RooflineFit.compareAll(usable, onGpu, own, secondsPerStage));
+            provenance.put("method", "tapedeck inspect fit --roofline: the physics step model's corrections by " +
+                "successive linear least squares over replays in virtual time, first across every run, then this " +
+                "model's runs pulled towards that fit");
+            provenance.put("across_models", across.coefficients().toString());
+            provenance.put("across_models_frontend_us", across.frontendUs());
+            provenance.putPOJO("across_models_experiments", everything.stream().map(BlisExperiment::name).toList());
+            provenance.put("rounds", rounds);
+            fitted = null;
+        }
+        else
+        {
+            fitted = StepFit.fit(usable, profileName, kvCacheBlocks, secondsPerStage, evaluations);
+            for (final BlisExperiment e : usable)
+            {
+                comparisons.addAll(StepFit.compare(e, fitted, kvCacheBlocks, secondsPerStage));
+            }
+            provenance.put("method", "tapedeck inspect fit: the stages replayed in virtual time, Nelder-Mead over " +
+                "the log-coefficients minimising the squared log error of mean TTFT, ITL, E2E and p99 TTFT");
+            provenance.put("evaluations", evaluations);
+            provenance.put("kv_cache_blocks", kvCacheBlocks);
+            physics = null;
+        }
         final Map<String, List<Double>> apes = new LinkedHashMap<>();
         for (final String metric : METRICS)
         {
@@ -96,25 +162,17 @@ public final class FitCommand implements Callable<Integer>
         }
         print.printf(Locale.ROOT, "%-48s %5s %-9s %10s %10s %7s%n", "experiment", "stage", "metric", "real ms",
             "pred ms", "APE");
-        for (final BlisExperiment e : usable)
+        for (final StageReplay.Comparison c : comparisons)
         {
-            for (final StepFit.Comparison c : StepFit.compare(e, fitted, kvCacheBlocks, secondsPerStage))
-            {
-                apes.get(c.metric()).add(c.ape());
-                print.printf(Locale.ROOT, "%-48s %5d %-9s %10.2f %10.2f %6.1f%%%n", e.name(), c.stage(),
-                    c.metric(), c.measured(), c.predicted(), c.ape());
-            }
+            apes.get(c.metric()).add(c.ape());
+            print.printf(Locale.ROOT, "%-48s %5d %-9s %10.2f %10.2f %6.1f%%%n", c.experiment(), c.stage(),
+                c.metric(), c.measured(), c.predicted(), c.ape());
         }
-        final ObjectNode provenance = JsonNodeFactory.instance.objectNode();
-        provenance.put("method", "tapedeck inspect fit: the stages replayed in virtual time, Nelder-Mead over the " +
-            "log-coefficients minimising the squared log error of mean TTFT, ITL, E2E and p99 TTFT");
         provenance.put("data", data.toAbsolutePath().normalize().toString());
         provenance.putPOJO("experiments", usable.stream().map(BlisExperiment::name).toList());
         provenance.putPOJO("excluded_overloaded", all.stream().filter(BlisExperiment::overloaded)
             .map(BlisExperiment::name).toList());
         provenance.put("seconds_per_stage", secondsPerStage);
-        provenance.put("evaluations", evaluations);
-        provenance.put("kv_cache_blocks", kvCacheBlocks);
         final ObjectNode median = provenance.putObject("in_sample_median_ape_pct");
         for (final Map.Entry<String, List<Double>> entry : apes.entrySet())
         {
@@ -122,9 +180,19 @@ public final class FitCommand implements Callable<Integer>
             median.put(entry.getKey(), Math.round(value * 10) / 10.0);
             print.printf(Locale.ROOT, "median APE %-9s %6.1f%% (in sample)%n", entry.getKey(), value);
         }
-        StepProfileFile.write(out, fitted.coefficients(), Math.round(fitted.frontendUs() * 1000), provenance);
-        print.printf(Locale.ROOT, "profile: %s (%s, frontend delay %.1f ms)%n", out, fitted.coefficients(),
-            fitted.frontendUs() / 1000);
+        if (null != physics)
+        {
+            StepProfileFile.write(out, physics, provenance);
+            print.printf(Locale.ROOT, "profile: %s (%s on %dx %s, %s, frontend delay %.1f ms)%n", out,
+                physics.model().name(), physics.tensorParallel(), physics.gpu().name(), physics.coefficients(),
+                physics.frontendDelayNs() / 1e6);
+        }
+        else
+        {
+            StepProfileFile.write(out, fitted.coefficients(), Math.round(fitted.frontendUs() * 1000), provenance);
+            print.printf(Locale.ROOT, "profile: %s (%s, frontend delay %.1f ms)%n", out, fitted.coefficients(),
+                fitted.frontendUs() / 1000);
+        }
         print.flush();
         return 0;
     }

@@ -128,6 +128,16 @@ public record BlisExperiment(String name, String model, int tensorParallel, int 
     }
 
     /**
+     * @param replacement the stages to keep.
+     * @return this experiment with only those stages.
+     */
+    public BlisExperiment withStages(final List<Stage> replacement)
+    {
+        return new BlisExperiment(name, model, tensorParallel, maxModelLen, maxNumBatchedTokens, maxNumSeqs,
+            systemPrompts, usersPerSystemPrompt, systemPromptTokens, outputTokens, List.copyOf(replacement));
+    }
+
+    /**
      * @return true when more than 5% of some stage's requests failed: the server was overloaded (the BLIS reasoning
      *     runs), so the measured latencies are of the survivors; such a run is a check of overload, not a fit target.
      */

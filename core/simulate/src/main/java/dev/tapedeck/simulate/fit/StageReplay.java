@@ -9,8 +9,7 @@ import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.VirtualTimeDriver;
-import dev.tapedeck.latency.StepCoefficients;
-import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.latency.LatencyModel;
 
 /**
  * An experiment's stages run back to back through the engine in virtual time with given step coefficients, as the
@@ -47,27 +46,14 @@ public final class StageReplay
 
     /**
      * @param experiment the experiment.
-     * @param coefficients the step model to run it with.
-     * @param kvCacheBlocks the engine's KV blocks.
-     * @param secondsPerStage how much of each stage to run (0 for all).
-     * @return one prediction per stage.
-     */
-    public static List<Predicted> run(final BlisExperiment experiment, final StepCoefficients coefficients,
-        final int kvCacheBlocks, final double secondsPerStage)
-    {
-        return run(experiment, coefficients, 0, kvCacheBlocks, secondsPerStage);
-    }
-
-    /**
-     * @param experiment the experiment.
-     * @param coefficients the step model to run it with.
+     * @param latency the latency model to run it with.
      * @param frontendNs what the API server takes before the engine queues a request (the engine's
      *     {@code frontendDelayNs}, BLIS's arrival-to-queue overhead); latencies are measured from the arrival.
      * @param kvCacheBlocks the engine's KV blocks.
      * @param secondsPerStage how much of each stage to run (0 for all).
      * @return one prediction per stage.
      */
-    public static List<Predicted> run(final BlisExperiment experiment, final StepCoefficients coefficients,
+    public static List<Predicted> run(final BlisExperiment experiment, final LatencyModel latency,
         final long frontendNs, final int kvCacheBlocks, final double secondsPerStage)
     {
         final EngineConfig config = new EngineConfig()
@@ -77,7 +63,7 @@ public final class StageReplay
             .maxWaitingQueueLength(1 << 20)
             .frontendDelayNs(frontendNs)
             .kvCacheBlocks(kvCacheBlocks)
-            .latencyModel(new StepLatencyModel(coefficients))
+            .latencyModel(latency)
             .tokenSpace(TOKEN_SPACE, EOS)
             .conclude();
         final List<Request> requests = new ArrayList<>();
@@ -121,6 +107,67 @@ public final class StageReplay
             predicted.add(summarise(rows, experiment.outputTokens()));
         }
         return predicted;
+    }
+
+    /**
+     * How one stage's prediction compares with its measurement.
+     *
+     * @param experiment the experiment's name.
+     * @param stage the stage's index.
+     * @param metric {@code ttft_mean}, {@code ttft_p99}, {@code itl_mean} or {@code e2e_mean}.
+     * @param measured the real server's value, in ms.
+     * @param predicted the replay's value, in ms.
+     */
+    public record Comparison(String experiment, int stage, String metric, double measured, double predicted)
+    {
+        /**
+         * @return the absolute percentage error.
+         */
+        public double ape()
+        {
+            return Math.abs(predicted - measured) / measured * 100;
+        }
+    }
+
+    /**
+     * @param experiment an experiment.
+     * @param latency the latency model to replay it with.
+     * @param frontendNs the modelled frontend delay.
+     * @param kvCacheBlocks the engine's KV blocks.
+     * @param secondsPerStage how much of each stage to replay.
+     * @return the comparisons of every stage.
+     */
+    public static List<Comparison> compare(final BlisExperiment experiment, final LatencyModel latency,
+        final long frontendNs, final int kvCacheBlocks, final double secondsPerStage)
+    {
+        final List<Predicted> predicted = run(experiment, latency, frontendNs, kvCacheBlocks, secondsPerStage);
+        final List<Comparison> out = new ArrayList<>();
+        for (int s = 0; s < predicted.size(); s++)
+        {
+            final BlisExperiment.Stage m = experiment.stages().get(s);
+            final Predicted p = predicted.get(s);
+            out.add(new Comparison(experiment.name(), s, "ttft_mean", m.ttftMeanMs(), p.ttftMeanMs()));
+            out.add(new Comparison(experiment.name(), s, "ttft_p99", m.ttftP99Ms(), p.ttftP99Ms()));
+            out.add(new Comparison(experiment.name(), s, "itl_mean", m.itlMeanMs(experiment.outputTokens()),
+                p.itlMeanMs()));
+            out.add(new Comparison(experiment.name(), s, "e2e_mean", m.e2eMeanMs(), p.e2eMeanMs()));
+        }
+        return out;
+    }
+
+    /**
+     * @param comparisons comparisons of some stages.
+     * @return the fits' loss: the squared log error of each, p99 TTFT with half the weight.
+     */
+    public static double loss(final List<Comparison> comparisons)
+    {
+        double sum = 0;
+        for (final Comparison comparison : comparisons)
+        {
+            final double ratio = Math.log(Math.max(comparison.predicted(), 1e-6) / comparison.measured());
+            sum += ("ttft_p99".equals(comparison.metric()) ? 0.5 : 1.0) * ratio * ratio;
+        }
+        return sum;
     }
 
     private static int[] prompt(final BlisExperiment experiment, final BlisExperiment.Stage stage, final int group,

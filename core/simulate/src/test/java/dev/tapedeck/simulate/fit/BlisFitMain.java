@@ -31,7 +31,7 @@ public final class BlisFitMain
         {
             final List<BlisExperiment> train = usable.stream().filter(e -> e != held).toList();
             final StepFit.Fitted c = StepFit.fit(train, model, 20_000, seconds, evaluations);
-            for (final StepFit.Comparison cmp : StepFit.compare(held, c, 20_000, seconds))
+            for (final StageReplay.Comparison cmp : StepFit.compare(held, c, 20_000, seconds))
             {
                 System.out.printf(Locale.ROOT, "held-out %-40s stage %d %-9s real %9.2f pred %9.2f APE %6.1f%%%n",
                     held.name(), cmp.stage(), cmp.metric(), cmp.measured(), cmp.predicted(), cmp.ape());

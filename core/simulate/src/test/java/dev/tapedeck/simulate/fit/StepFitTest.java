@@ -7,6 +7,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -34,11 +35,12 @@ class StepFitTest
         final BlisExperiment shape = new BlisExperiment("synthetic-general", "m", 1, 4096, 2048, 128, 4, 4, 100, 120,
             List.of(new BlisExperiment.Stage(4, 60, 500, 0, 0, 1, 1, 1, 1),
                 new BlisExperiment.Stage(12, 60, 500, 0, 0, 1, 1, 1, 1)));
-        final List<StageReplay.Predicted> truthRun = StageReplay.run(shape, truth, 20_000, 20);
+        final List<StageReplay.Predicted> truthRun =
+            StageReplay.run(shape, new StepLatencyModel(truth), 0, 20_000, 20);
         final BlisExperiment observed = new BlisExperiment("synthetic-general", "m", 1, 4096, 2048, 128, 4, 4, 100,
             120, List.of(measured(truthRun.get(0), 4, 500), measured(truthRun.get(1), 12, 500)));
         final StepFit.Fitted fitted = StepFit.fit(List.of(observed), "fitted", 20_000, 20, 150);
-        for (final StepFit.Comparison comparison : StepFit.compare(observed, fitted, 20_000, 20))
+        for (final StageReplay.Comparison comparison : StepFit.compare(observed, fitted, 20_000, 20))
         {
             if (!"ttft_p99".equals(comparison.metric()))
             {

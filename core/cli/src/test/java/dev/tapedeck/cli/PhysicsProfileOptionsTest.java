@@ -1,0 +1,117 @@
+package dev.tapedeck.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.kv.KvCapacity;
+import dev.tapedeck.latency.GpuSpec;
+import dev.tapedeck.latency.ModelArchitecture;
+import dev.tapedeck.latency.RooflineProfile;
+import dev.tapedeck.latency.RooflineStepModel;
+import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.testing.CliRun;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Which step model and KV geometry the engine flags select: a measured profile for a model it was fitted to, the
+ * physics prediction for any known architecture on --gpu / --tensor-parallel-size / --model-config, and the old
+ * default for a model nobody described.
+ */
+class PhysicsProfileOptionsTest
+{
+    @TempDir
+    Path dir;
+
+    private static EngineConfig template(final String model, final String... args)
+    {
+        final EngineOptions options = new EngineOptions();
+        new CommandLine(options).setCaseInsensitiveEnumValuesAllowed(true).parseArgs(args);
+        return options.capacityModel(model).template();
+    }
+
+    @Test
+    void shouldPickTheMeasuredProfileOfAKnownModelWithItsKvGeometryAndFrontend()
+    {
+        final EngineConfig config = template("meta-llama/Llama-2-70b-chat-hf");
+        final RooflineStepModel model = assertInstanceOf(RooflineStepModel.class, config.latencyModel());
+        assertEquals("llama-2-70b-tp4-h100", model.coefficients().name());
+        assertEquals(4, model.tensorParallel());
+        // a 70B model on 4 H100s, not the 8B default of 33,600 blocks
+        assertEquals(KvCapacity.blocks(model.model(), GpuSpec.lookup("H100"), 4, 0.9, 16), config.kvCacheBlocks());
+        assertEquals(RooflineProfile.named("llama-2-70b-tp4-h100").frontendDelayNs(), config.frontendDelayNs());
+        assertEquals(1_000_000, template("meta-llama/Llama-2-70b-hf", "--frontend-delay", "1ms").frontendDelayNs());
+    }
+
+    @Test
+    void shouldPredictAnUnmeasuredDeploymentFromItsArchitectureAndGpu()
+    {
+        final EngineConfig config = template("meta-llama/Llama-3.1-70B-Instruct", "--gpu", "h200",
+            "--tensor-parallel-size", "4");
+        final RooflineStepModel model = assertInstanceOf(RooflineStepModel.class, config.latencyModel());
+        assertEquals("H200", model.gpu().name());
+        assertEquals(RooflineProfile.ACROSS_MODELS_H100, model.coefficients());
+        assertEquals(KvCapacity.blocks(model.model(), GpuSpec.lookup("H200"), 4, 0.9, 16), config.kvCacheBlocks());
+        // the measured profile is for TP 4: another size is a prediction
+        final RooflineStepModel tp8 = assertInstanceOf(RooflineStepModel.class,
+            template("meta-llama/Llama-2-70b-hf", "--tensor-parallel-size", "8").latencyModel());
+        assertEquals(RooflineProfile.ACROSS_MODELS_H100, tp8.coefficients());
+        // an explicit --kv-cache-size still wins
+        assertEquals(5000, template("meta-llama/Llama-2-7b-hf", "--kv-cache-size", "5000").kvCacheBlocks());
+    }
+
+    @Test
+    void shouldKeepTheDefaultProfileForTheDefaultModelAndNamedProfiles()
+    {
+        final EngineConfig config = template("Qwen/Qwen3-8B");
+        assertInstanceOf(StepLatencyModel.class, config.latencyModel());
+        assertEquals(EngineConfig.DEFAULT_KV_CACHE_BLOCKS, config.kvCacheBlocks());
+        assertEquals(0, config.frontendDelayNs());
+        final RooflineStepModel named = assertInstanceOf(RooflineStepModel.class,
+            template("Qwen/Qwen3-8B", "--step-profile", "mixtral-8x7b-tp2-h100").latencyModel());
+        assertEquals("mistralai/Mixtral-8x7B-v0.1", named.model().name());
+        assertInstanceOf(StepLatencyModel.class,
+            template("meta-llama/Llama-2-7b-hf", "--step-profile", "dense-8b-rtxpro6000").latencyModel());
+    }
+
+    @Test
+    void shouldReadTheArchitectureFromAConfigJson() throws Exception
+    {
+        final Path config = dir.resolve("config.json");
+        Files.writeString(config, "{\"_name_or_path\":\"acme/tiny\",\"hidden_size\":1024,\"num_attention_heads\":16," +
+            "\"num_key_value_heads\":4,\"num_hidden_layers\":12,\"intermediate_size\":4096,\"vocab_size\":50000}");
+        final RooflineStepModel model = assertInstanceOf(RooflineStepModel.class,
+            template("acme/tiny", "--model-config", config.toString(), "--gpu", "L4").latencyModel());
+        final ModelArchitecture tiny = model.model();
+        assertEquals("acme/tiny", tiny.name());
+        assertEquals(64, tiny.headDim());
+        assertEquals(2L * 12 * 4 * 64 * 2, tiny.kvBytesPerToken(2));
+    }
+
+    @Test
+    void shouldRefuseWithOneLine()
+    {
+        final IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+            () -> template("acme/unknown", "--gpu", "H100"));
+        assertTrue(unknown.getMessage().contains("no built-in architecture for model 'acme/unknown'"),
+            unknown.getMessage());
+        final IllegalArgumentException gpu = assertThrows(IllegalArgumentException.class,
+            () -> template("meta-llama/Llama-2-7b-hf", "--gpu", "TPU"));
+        assertTrue(gpu.getMessage().startsWith("unknown GPU 'TPU'; known: H100"), gpu.getMessage());
+        final IllegalArgumentException linear = assertThrows(IllegalArgumentException.class,
+            () -> template("meta-llama/Llama-2-7b-hf", "--step-base", "1ms"));
+        assertTrue(linear.getMessage().contains("not the physics profile llama-2-7b-tp1-h100"), linear.getMessage());
+        final CliRun missing = CliRun.of("serve", "--port", "0", "--model-config",
+            dir.resolve("absent.json").toString(), "--gpu", "H100");
+        assertEquals(2, missing.exitCode());
+        assertTrue(missing.err().contains("--model-config"), missing.err());
+    }
+}

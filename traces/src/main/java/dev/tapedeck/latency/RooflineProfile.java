@@ -1,0 +1,139 @@
+package dev.tapedeck.latency;
+
+import java.util.List;
+
+/**
+ * A physics step model for one deployment: a model's architecture on a GPU at a tensor-parallel size, with its
+ * corrections and frontend delay. The measured profiles ({@link #MEASURED}) were fitted by {@code inspect fit
+ * --roofline} to one model's real H100 runs; any other model, GPU or size gets the corrections fitted across all the
+ * H100 runs ({@link #ACROSS_MODELS_H100}), which is how it predicts deployments nobody measured. A profile also sets
+ * the engine's KV geometry (bytes per token, blocks on the GPU).
+ * <p>
+ * Immutable; thread safe.
+ *
+ * @param name the name {@code --step-profile} takes.
+ * @param model the model's architecture.
+ * @param gpu the GPU.
+ * @param tensorParallel GPUs per engine.
+ * @param coefficients the corrections.
+ * @param frontendDelayNs the modelled API-server time before the engine queues a request.
+ * @param source where the numbers come from.
+ */
+public record RooflineProfile(String name, ModelArchitecture model, GpuSpec gpu, int tensorParallel,
+    RooflineCoefficients coefficients, long frontendDelayNs, String source)
+{
+    private static final String BLIS = "BLIS H100 training runs (inference-sim/training, vLLM, " +
+        "max-num-batched-tokens " +
+        "2048, max-num-seqs 128), fitted by tapedeck inspect fit --roofline";
+
+    /** Corrections and frontend delay fitted across the four models of the BLIS H100 runs at once. */
+    public static final RooflineCoefficients ACROSS_MODELS_H100 = new RooflineCoefficients("h100-across-models",
+        192.8, 12.17, 2.79, 1.000, 1.263, 1.172, 1.372, 2.07, 1.368, 0);
+
+    /** The frontend delay fitted with {@link #ACROSS_MODELS_H100}, in nanoseconds. */
+    public static final long ACROSS_MODELS_H100_FRONTEND_NS = 16_373_000L;
+
+    /** Profiles fitted to one model's H100 runs each (pulled towards the across-model fit where its data is silent). */
+    public static final List<RooflineProfile> MEASURED = List.of(
+        measured("llama-2-7b-tp1-h100", "meta-llama/Llama-2-7b-hf", 1,
+            new RooflineCoefficients("llama-2-7b-tp1-h100", 165.8, 10.79, 2.82, 1.000, 1.373, 1.162, 1.372, 2.07,
+                1.368, 0), 14_108_000L),
+        measured("llama-2-70b-tp4-h100", "meta-llama/Llama-2-70b-hf", 4,
+            new RooflineCoefficients("llama-2-70b-tp4-h100", 193.6, 12.28, 3.15, 1.000, 1.392, 1.454, 0.651, 2.20,
+                1.368, 0), 24_648_000L),
+        measured("mixtral-8x7b-tp2-h100", "mistralai/Mixtral-8x7B-v0.1", 2,
+            new RooflineCoefficients("mixtral-8x7b-tp2-h100", 190.8, 12.07, 3.06, 1.005, 1.259, 1.367, 1.547, 1.96,
+                1.240, 0), 32_940_000L),
+        measured("codellama-34b-tp2-h100", "codellama/CodeLlama-34b-hf", 2,
+            new RooflineCoefficients("codellama-34b-tp2-h100", 135.8, 7.79, 2.13, 1.000, 1.233, 1.723, 0.219, 0.0,
+                1.368, 0), 18_448_000L));
+
+    private static RooflineProfile measured(final String name, final String model, final int tensorParallel,
+        final RooflineCoefficients coefficients, final long frontendDelayNs)
+    {
+        return new RooflineProfile(name, ModelArchitecture.lookup(model), GpuSpec.lookup("H100"), tensorParallel,
+            coefficients, frontendDelayNs, BLIS);
+    }
+
+    /**
+     * Validates the deployment.
+     */
+    public RooflineProfile
+    {
+        if (null == model || null == gpu || null == coefficients)
+        {
+            throw new IllegalArgumentException("a roofline profile needs a model, a GPU and coefficients");
+        }
+        if (tensorParallel < 1)
+        {
+            throw new IllegalArgumentException("--tensor-parallel-size must be at least 1, got " + tensorParallel);
+        }
+    }
+
+    /**
+     * @param profileName a name.
+     * @return the measured profile of that name, or null.
+     */
+    public static RooflineProfile named(final String profileName)
+    {
+        for (final RooflineProfile profile : MEASURED)
+        {
+            if (profile.name.equals(profileName))
+            {
+                return profile;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @param model the model.
+     * @param gpu the GPU, or null for any.
+     * @param tensorParallel the tensor-parallel size, or null for any.
+     * @return the first measured profile of that model (on that GPU and size when given), or null.
+     */
+    public static RooflineProfile measured(final ModelArchitecture model, final GpuSpec gpu,
+        final Integer tensorParallel)
+    {
+        for (final RooflineProfile profile : MEASURED)
+        {
+            if (profile.model.name().equals(model.name()) && (null == gpu || profile.gpu.name().equals(gpu.name())) &&
+                (null == tensorParallel || profile.tensorParallel == tensorParallel))
+            {
+                return profile;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @param model the model.
+     * @param gpu the GPU.
+     * @param tensorParallel the tensor-parallel size.
+     * @return the deployment predicted with the corrections fitted across the H100 runs.
+     */
+    public static RooflineProfile predicted(final ModelArchitecture model, final GpuSpec gpu, final int tensorParallel)
+    {
+        return new RooflineProfile(model.name() + "-tp" + tensorParallel + "-" + gpu.name() + "-predicted", model, gpu,
+            tensorParallel, ACROSS_MODELS_H100, ACROSS_MODELS_H100_FRONTEND_NS,
+            "predicted from the architecture and the GPU's data sheet with the corrections fitted across the " + BLIS);
+    }
+
+    /**
+     * @param replacement the corrections to use.
+     * @return this deployment with other corrections.
+     */
+    public RooflineProfile with(final RooflineCoefficients replacement)
+    {
+        return replacement == coefficients ? this :
+            new RooflineProfile(name, model, gpu, tensorParallel, replacement, frontendDelayNs, source);
+    }
+
+    /**
+     * @return the step model.
+     */
+    public RooflineStepModel latencyModel()
+    {
+        return new RooflineStepModel(model, gpu, tensorParallel, coefficients);
+    }
+}
