@@ -16,11 +16,12 @@ import java.util.List;
  * @param gpu the GPU.
  * @param tensorParallel GPUs per engine.
  * @param coefficients the corrections.
- * @param frontendDelayNs the modelled API-server time before the engine queues a request.
+ * @param frontendDelayNs the modelled API-server mean time before the engine queues a request.
+ * @param frontendDelayJitter the log-normal sigma of that time ({@code --frontend-delay-jitter}).
  * @param source where the numbers come from.
  */
 public record RooflineProfile(String name, ModelArchitecture model, GpuSpec gpu, int tensorParallel,
-    RooflineCoefficients coefficients, long frontendDelayNs, String source)
+    RooflineCoefficients coefficients, long frontendDelayNs, double frontendDelayJitter, String source)
 {
     private static final String BLIS = "BLIS H100 training runs (inference-sim/training, vLLM, " +
         "max-num-batched-tokens " +
@@ -33,26 +34,29 @@ public record RooflineProfile(String name, ModelArchitecture model, GpuSpec gpu,
     /** The frontend delay fitted with {@link #ACROSS_MODELS_H100}, in nanoseconds. */
     public static final long ACROSS_MODELS_H100_FRONTEND_NS = 16_373_000L;
 
+    /** The frontend delay's log-normal sigma fitted with {@link #ACROSS_MODELS_H100}. */
+    public static final double ACROSS_MODELS_H100_FRONTEND_JITTER = 0.4;
+
     /** Profiles fitted to one model's H100 runs each (pulled towards the across-model fit where its data is silent). */
     public static final List<RooflineProfile> MEASURED = List.of(
         measured("llama-2-7b-tp1-h100", "meta-llama/Llama-2-7b-hf", 1,
             new RooflineCoefficients("llama-2-7b-tp1-h100", 165.8, 10.79, 2.82, 1.000, 1.373, 1.162, 1.372, 2.07,
-                1.368, 0), 14_108_000L),
+                1.368, 0), 14_108_000L, 0.4),
         measured("llama-2-70b-tp4-h100", "meta-llama/Llama-2-70b-hf", 4,
             new RooflineCoefficients("llama-2-70b-tp4-h100", 193.6, 12.28, 3.15, 1.000, 1.392, 1.454, 0.651, 2.20,
-                1.368, 0), 24_648_000L),
+                1.368, 0), 24_648_000L, 0.5),
         measured("mixtral-8x7b-tp2-h100", "mistralai/Mixtral-8x7B-v0.1", 2,
             new RooflineCoefficients("mixtral-8x7b-tp2-h100", 190.8, 12.07, 3.06, 1.005, 1.259, 1.367, 1.547, 1.96,
-                1.240, 0), 32_940_000L),
+                1.240, 0), 32_940_000L, 0.1),
         measured("codellama-34b-tp2-h100", "codellama/CodeLlama-34b-hf", 2,
             new RooflineCoefficients("codellama-34b-tp2-h100", 135.8, 7.79, 2.13, 1.000, 1.233, 1.723, 0.219, 0.0,
-                1.368, 0), 18_448_000L));
+                1.368, 0), 18_448_000L, 0.3));
 
     private static RooflineProfile measured(final String name, final String model, final int tensorParallel,
-        final RooflineCoefficients coefficients, final long frontendDelayNs)
+        final RooflineCoefficients coefficients, final long frontendDelayNs, final double frontendDelayJitter)
     {
         return new RooflineProfile(name, ModelArchitecture.lookup(model), GpuSpec.lookup("H100"), tensorParallel,
-            coefficients, frontendDelayNs, BLIS);
+            coefficients, frontendDelayNs, frontendDelayJitter, BLIS);
     }
 
     /**
@@ -63,6 +67,11 @@ public record RooflineProfile(String name, ModelArchitecture model, GpuSpec gpu,
         if (null == model || null == gpu || null == coefficients)
         {
             throw new IllegalArgumentException("a roofline profile needs a model, a GPU and coefficients");
+        }
+        if (frontendDelayJitter < 0 || frontendDelayJitter > 2)
+        {
+            throw new IllegalArgumentException("the frontend delay's jitter must be within [0, 2], got " +
+                frontendDelayJitter);
         }
         if (tensorParallel < 1)
         {
@@ -115,7 +124,7 @@ public record RooflineProfile(String name, ModelArchitecture model, GpuSpec gpu,
     public static RooflineProfile predicted(final ModelArchitecture model, final GpuSpec gpu, final int tensorParallel)
     {
         return new RooflineProfile(model.name() + "-tp" + tensorParallel + "-" + gpu.name() + "-predicted", model, gpu,
-            tensorParallel, ACROSS_MODELS_H100, ACROSS_MODELS_H100_FRONTEND_NS,
+            tensorParallel, ACROSS_MODELS_H100, ACROSS_MODELS_H100_FRONTEND_NS, ACROSS_MODELS_H100_FRONTEND_JITTER,
             "predicted from the architecture and the GPU's data sheet with the corrections fitted across the " + BLIS);
     }
 
@@ -126,7 +135,8 @@ public record RooflineProfile(String name, ModelArchitecture model, GpuSpec gpu,
     public RooflineProfile with(final RooflineCoefficients replacement)
     {
         return replacement == coefficients ? this :
-            new RooflineProfile(name, model, gpu, tensorParallel, replacement, frontendDelayNs, source);
+            new RooflineProfile(name, model, gpu, tensorParallel, replacement, frontendDelayNs, frontendDelayJitter,
+                source);
     }
 
     /**

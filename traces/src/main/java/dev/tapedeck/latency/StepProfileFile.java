@@ -24,7 +24,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * {"schema":"tapedeck-step-profile/1","name":"llama-2-7b-tp1-h100","model":{"name":"meta-llama/Llama-2-7b-hf",
  *  "num_hidden_layers":32,...},"gpu":"H100","tensor_parallel_size":1,"roofline":{"step_us":161.8,"layer_us":10.3,
  *  "request_us":3.0,"compute":1.0,"weights":1.38,"kv":1.17,"all_reduce_link":1.43,"all_reduce_us":2.2,
- *  "experts":1.37},"jitter":0,"frontend_delay_us":14068,"source":"...","provenance":{...}}
+ *  "experts":1.37},"jitter":0,"frontend_delay_us":14068,"frontend_delay_jitter":0.5,"source":"...",
+ *  "provenance":{...}}
  * </pre>
  * Stateless; thread safe.
  */
@@ -116,7 +117,7 @@ public final class StepProfileFile
         return new RooflineProfile(name, model, GpuSpec.lookup(required(root, "gpu", path).asText()),
             required(root, "tensor_parallel_size", path).asInt(),
             RooflineCoefficients.of(name, values).withJitter(root.path("jitter").asDouble(0)), frontendDelayNs,
-            root.path("source").asText(path.toString()));
+            root.path("frontend_delay_jitter").asDouble(0), root.path("source").asText(path.toString()));
     }
 
     private static JsonNode required(final JsonNode root, final String field, final Path path) throws IOException
@@ -165,6 +166,7 @@ public final class StepProfileFile
         }
         root.put("jitter", profile.coefficients().jitter());
         root.put("frontend_delay_us", profile.frontendDelayNs() / 1000.0);
+        root.put("frontend_delay_jitter", profile.frontendDelayJitter());
         root.put("source", profile.source());
         root.set("provenance", provenance);
         writeFile(path, root);

@@ -91,6 +91,12 @@ final class EngineOptions
             "to TTFT and E2E, not to queue time or token gaps (default: a profile file's, else 0).")
     Long frontendDelayNs;
 
+    @CommandLine.Option(names = "--frontend-delay-jitter", paramLabel = "SIGMA",
+        description = "How much the frontend delay varies between requests: log-normal with this sigma around " +
+            "--frontend-delay's mean (a busy API server serves a few requests late), so the p99 TTFT spreads as a " +
+            "real one does; 0 for a constant delay (default: the physics profile's, else 0).")
+    Double frontendDelayJitter;
+
     @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
         description = "Seed of every random draw; instance i uses seed + i (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -176,6 +182,8 @@ final class EngineOptions
             .maxLoras(maxLoras)
             .seed(seed)
             .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : latency.frontendDelayNs(capacityModel))
+            .frontendDelayJitter(null != frontendDelayJitter ? frontendDelayJitter :
+                latency.frontendDelayJitter(capacityModel))
             .latencyModel(latency.build(maxNumSeqs, capacityModel));
     }
 }

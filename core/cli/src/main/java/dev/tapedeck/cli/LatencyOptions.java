@@ -200,6 +200,17 @@ public final class LatencyOptions
     }
 
     /**
+     * @param modelName the served model's name.
+     * @return the frontend delay's log-normal sigma when {@code --frontend-delay-jitter} is not given: the physics
+     *     profile's (a profile file's included), else 0.
+     */
+    double frontendDelayJitter(final String modelName)
+    {
+        final RooflineProfile physics = roofline(modelName);
+        return null == physics ? 0 : physics.frontendDelayJitter();
+    }
+
+    /**
      * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
      * @return the configured model, for a served model whose architecture is not known.
      */

@@ -166,7 +166,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         planOutput(request);
         kv.prepare(request);
         request.arrivalSequence = arrivalSequence++;
-        request.queuedNs = nowNs + config.frontendDelayNs();
+        request.queuedNs = nowNs + frontendDelayNs(request);
         if (request.queuedNs > nowNs)
         {
             clock.schedule(request.queuedNs, nowNs); // wakes the driver when the request reaches the queue
@@ -179,6 +179,17 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             observer.onAccepted(request, scheduler.runningCount() + scheduler.waiting().size());
         }
         return SubmitResult.ACCEPTED;
+    }
+
+    private long frontendDelayNs(final Request request)
+    {
+        final double sigma = config.frontendDelayJitter();
+        if (0 == sigma || 0 == config.frontendDelayNs())
+        {
+            return config.frontendDelayNs();
+        }
+        return Math.round(config.frontendDelayNs() * Math.exp(sigma * request.random.nextGaussian() -
+            sigma * sigma / 2));
     }
 
     /**

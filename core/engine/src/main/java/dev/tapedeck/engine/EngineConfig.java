@@ -45,6 +45,7 @@ public final class EngineConfig
     private int maxLoras = DEFAULT_MAX_LORAS;
     private long seed;
     private long frontendDelayNs;
+    private double frontendDelayJitter;
     private LatencyModel latencyModel = new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000);
     private RequestObserver requestObserver;
     private KvEventSink kvEventSink;
@@ -256,13 +257,35 @@ public final class EngineConfig
     /**
      * @param value what the modelled API server takes before the engine queues a request (tokenising, handing it over;
      *     BLIS's arrival-to-queue overhead), in nanoseconds; 0 (the default) for none. It adds to TTFT and E2E, not to
-     *     the engine's queue time or the gaps between tokens. Constant, so requests keep their arrival order.
+     *     the engine's queue time or the gaps between tokens. Its mean, when {@link #frontendDelayJitter} varies it.
      * @return this.
      */
     public EngineConfig frontendDelayNs(final long value)
     {
         frontendDelayNs = value;
         return this;
+    }
+
+    /**
+     * @param sigma how much the frontend delay varies from request to request: each request's is the mean times
+     *     {@code exp(sigma z - sigma^2 / 2)}, {@code z} a standard normal draw from the request's seeded generator (a
+     *     log-normal with that mean: most requests a little under it, a few well over, as a busy API server's event
+     *     loop serves them); 0 (the default) for a constant delay. Requests reach the waiting queue in the order of
+     *     their delays' ends, as vLLM's engine receives them.
+     * @return this.
+     */
+    public EngineConfig frontendDelayJitter(final double sigma)
+    {
+        frontendDelayJitter = sigma;
+        return this;
+    }
+
+    /**
+     * @return the log-normal sigma of the frontend delay, 0 for a constant one.
+     */
+    public double frontendDelayJitter()
+    {
+        return frontendDelayJitter;
     }
 
     /**
@@ -434,6 +457,7 @@ public final class EngineConfig
         copy.maxLoras = maxLoras;
         copy.seed = seed;
         copy.frontendDelayNs = frontendDelayNs;
+        copy.frontendDelayJitter = frontendDelayJitter;
         copy.latencyModel = latencyModel;
         copy.outputLengths = outputLengths;
         copy.randomTokenIds = randomTokenIds;
@@ -459,6 +483,8 @@ public final class EngineConfig
         check(problems, maxWaitingQueueLength >= 0, "--max-waiting-queue-length must be >= 0");
         check(problems, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0");
         check(problems, frontendDelayNs >= 0, "--frontend-delay must not be negative");
+        check(problems, frontendDelayJitter >= 0 && frontendDelayJitter <= 2,
+            "--frontend-delay-jitter must be within [0, 2], got " + frontendDelayJitter);
         check(problems, blockSize >= 1, "--block-size must be >= 1");
         check(problems, kvCacheBlocks >= 1, "--kv-cache-size must be >= 1");
         check(problems, null != prefixCachingHashSeed, "the prefix-caching hash seed is missing");

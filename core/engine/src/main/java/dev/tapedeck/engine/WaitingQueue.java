@@ -3,10 +3,10 @@ package dev.tapedeck.engine;
 import java.util.Arrays;
 
 /**
- * The bounded waiting queue: a binary min-heap over an array, ordered by arrival (FCFS) or by
- * {@code (priority, arrival)} (PRIORITY). A preempted request keeps its arrival number, so it goes back to the front,
- * as in vLLM. The array starts small and doubles up to the capacity fixed at start-up (so a hundred idle replicas do
- * not each hold a full-size queue); it never shrinks, so a warmed-up queue allocates nothing.
+ * The bounded waiting queue: a binary min-heap over an array, ordered by the time a request reaches the queue then
+ * its arrival (FCFS) or by {@code (priority, arrival)} (PRIORITY). A preempted request keeps both, so it goes back
+ * to the front, as in vLLM. The array starts small and doubles up to the capacity fixed at start-up (so a hundred
+ * idle replicas do not each hold a full-size queue); it never shrinks, so a warmed-up queue allocates nothing.
  * <b>Not thread safe.</b>
  */
 final class WaitingQueue
@@ -147,10 +147,11 @@ final class WaitingQueue
 
     private boolean before(final Request a, final Request b)
     {
-        if (byPriority && a.priority() != b.priority())
+        if (byPriority)
         {
-            return a.priority() < b.priority();
+            return a.priority() != b.priority() ? a.priority() < b.priority() : a.arrivalSequence < b.arrivalSequence;
         }
-        return a.arrivalSequence < b.arrivalSequence;
+        // FCFS: in the order requests reach the queue (their frontend delays may differ), then of their arrival
+        return a.queuedNs != b.queuedNs ? a.queuedNs < b.queuedNs : a.arrivalSequence < b.arrivalSequence;
     }
 }

@@ -239,4 +239,37 @@ class EngineTest
             delayed.sink.tokenTimes.get(b).get(3) - b.firstTokenNs(), "the gaps are the engine's");
         assertEquals(a.scheduledNs - a.queuedNs, b.scheduledNs - b.queuedNs, "the queue time excludes it");
     }
+
+    @Test
+    void aJitteredFrontendDelayKeepsItsMeanAndQueuesRequestsInTheOrderTheyArrive()
+    {
+        final EngineConfig config = EngineHarness.config(new FixedStepModel(EngineHarness.STEP_NS))
+            .frontendDelayNs(10 * MS).frontendDelayJitter(0.6).maxNumSeqs(1);
+        final EngineHarness first = new EngineHarness(config);
+        final EngineHarness again = new EngineHarness(config.copy());
+        final List<Request> requests = new ArrayList<>();
+        double sumMs = 0;
+        long shortest = Long.MAX_VALUE;
+        long longest = 0;
+        for (int i = 0; i < 400; i++)
+        {
+            final Request r = first.submit("r" + i, 20, 1);
+            requests.add(r);
+            assertEquals(r.queuedNs(), again.submit("r" + i, 20, 1).queuedNs(), "the same seed, the same delays");
+            final long delayNs = r.queuedNs() - r.arrivalNs();
+            sumMs += delayNs / 1e6;
+            shortest = Math.min(shortest, delayNs);
+            longest = Math.max(longest, delayNs);
+        }
+        assertEquals(10, sumMs / 400, 1, "log-normal around the mean");
+        assertTrue(shortest < 5 * MS && longest > 20 * MS, shortest + " .. " + longest);
+        first.runUntilIdle();
+        // one running slot: admitted one at a time, in the order they reached the queue
+        final List<Request> byQueue = new ArrayList<>(requests);
+        byQueue.sort(java.util.Comparator.comparingLong(Request::queuedNs));
+        for (int i = 1; i < byQueue.size(); i++)
+        {
+            assertTrue(byQueue.get(i - 1).scheduledNs <= byQueue.get(i).scheduledNs, "admitted in queue order");
+        }
+    }
 }

@@ -39,7 +39,7 @@ class FitCommandIT
             List.of(new BlisExperiment.Stage(rate, 20, 400, 0, 0, 1, 1, 1, 1)));
         final StepCoefficients truth = new StepCoefficients("truth", 8000, 20, 60, 3, 0, "test");
         final StageReplay.Predicted p =
-            StageReplay.run(shape, new StepLatencyModel(truth), 5_000_000, 20_000, 20).get(0);
+            StageReplay.run(shape, new StepLatencyModel(truth), 5_000_000, 0, 20_000, 20).get(0);
         final Path root = dir.resolve("runs").resolve(name);
         Files.createDirectories(root.resolve("results"));
         Files.writeString(root.resolve("exp-config.yaml"), "model: m\ntensor_parallelism: 1\nmax_model_len: 4096\n" +

@@ -116,30 +116,7 @@ public final class FitCommand implements Callable<Integer>
         final StepFit.Fitted fitted;
         if (roofline)
         {
-            final GpuSpec onGpu = GpuSpec.lookup(gpu);
-            final List<BlisExperiment> everything = BlisExperiment.readAll(data, "").stream()
-                .filter(e -> !e.overloaded()).toList();
-            final RooflineFit.Fitted across = RooflineFit.fit(everything, onGpu, RooflineFit.DATA_SHEET,
-                "across-models", secondsPerStage, rounds);
-            final RooflineFit.Fitted own = RooflineFit.fit(usable, onGpu, across, profileName, secondsPerStage,
-                rounds);
-            final int tp = usable.get(0).tensorParallel();
-            if (usable.stream().anyMatch(e -> e.tensorParallel() != tp || !e.model().equals(usable.get(0).model())))
-            {
-                throw new IllegalArgumentException("the runs matching '" + model + "' are of more than one model or " +
-                    "tensor-parallel size; narrow --model");
-            }
-            physics = new RooflineProfile(profileName, RooflineFit.architecture(usable.get(0)), onGpu, tp,
-                own.coefficients(), Math.round(own.frontendUs() * 1000), "fitted by tapedeck inspect fit --roofline " +
-                "to " + usable.size() + " runs of " + usable.get(0).model() + " on " + tp + "x " + onGpu.name());
-            comparisons.addAll(RooflineFit.compareAll(usable, onGpu, own, secondsPerStage));
-            provenance.put("method", "tapedeck inspect fit --roofline: the physics step model's corrections by " +
-                "successive linear least squares over replays in virtual time, first across every run, then this " +
-                "model's runs pulled towards that fit");
-            provenance.put("across_models", across.coefficients().toString());
-            provenance.put("across_models_frontend_us", across.frontendUs());
-            provenance.putPOJO("across_models_experiments", everything.stream().map(BlisExperiment::name).toList());
-            provenance.put("rounds", rounds);
+            physics = fitRoofline(usable, profileName, provenance, comparisons);
             fitted = null;
         }
         else
@@ -183,9 +160,9 @@ public final class FitCommand implements Callable<Integer>
         if (null != physics)
         {
             StepProfileFile.write(out, physics, provenance);
-            print.printf(Locale.ROOT, "profile: %s (%s on %dx %s, %s, frontend delay %.1f ms)%n", out,
+            print.printf(Locale.ROOT, "profile: %s (%s on %dx %s, %s, frontend delay %.1f ms, jitter %.1f)%n", out,
                 physics.model().name(), physics.tensorParallel(), physics.gpu().name(), physics.coefficients(),
-                physics.frontendDelayNs() / 1e6);
+                physics.frontendDelayNs() / 1e6, physics.frontendDelayJitter());
         }
         else
         {
@@ -195,6 +172,38 @@ public final class FitCommand implements Callable<Integer>
         }
         print.flush();
         return 0;
+    }
+
+    private RooflineProfile fitRoofline(final List<BlisExperiment> usable, final String profileName,
+        final ObjectNode provenance, final List<StageReplay.Comparison> comparisons) throws IOException
+    {
+        final GpuSpec onGpu = GpuSpec.lookup(gpu);
+        final List<BlisExperiment> everything = BlisExperiment.readAll(data, "").stream()
+            .filter(e -> !e.overloaded()).toList();
+        final RooflineFit.Fitted across = RooflineFit.fit(everything, onGpu, RooflineFit.DATA_SHEET,
+            "across-models", secondsPerStage, rounds);
+        final RooflineFit.Fitted own = RooflineFit.fit(usable, onGpu, across, profileName, secondsPerStage,
+            rounds);
+        final int tp = usable.get(0).tensorParallel();
+        if (usable.stream().anyMatch(e -> e.tensorParallel() != tp || !e.model().equals(usable.get(0).model())))
+        {
+            throw new IllegalArgumentException("the runs matching '" + model + "' are of more than one model or " +
+                "tensor-parallel size; narrow --model");
+        }
+        final RooflineProfile physics = new RooflineProfile(profileName, RooflineFit.architecture(usable.get(0)),
+            onGpu, tp, own.coefficients(), Math.round(own.frontendUs() * 1000), own.frontendJitter(),
+            "fitted by tapedeck inspect fit --roofline to " + usable.size() + " runs of " + usable.get(0).model() +
+                " on " + tp + "x " + onGpu.name());
+        comparisons.addAll(RooflineFit.compareAll(usable, onGpu, own, secondsPerStage));
+        provenance.put("method", "tapedeck inspect fit --roofline: the physics step model's corrections by " +
+            "successive linear least squares over replays in virtual time, first across every run, then this " +
+            "model's runs pulled towards that fit");
+        provenance.put("across_models", across.coefficients().toString());
+        provenance.put("across_models_frontend_us", across.frontendUs());
+        provenance.put("across_models_frontend_jitter", across.frontendJitter());
+        provenance.putPOJO("across_models_experiments", everything.stream().map(BlisExperiment::name).toList());
+        provenance.put("rounds", rounds);
+        return physics;
     }
 
     private static double median(final List<Double> values)

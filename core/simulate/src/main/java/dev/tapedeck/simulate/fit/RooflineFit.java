@@ -29,6 +29,8 @@ public final class RooflineFit
     private static final double QUEUEING_TTFT_IN_STEPS = 10;
     private static final int COMPUTE = 3;
     private static final int FRONTEND_ROUNDS = 2;
+    private static final int JITTER_STEPS = 12;
+    private static final double JITTER_STEP = 0.1;
     private static final int BLOCK_SIZE = 16;
 
     private RooflineFit()
@@ -39,9 +41,10 @@ public final class RooflineFit
      * A fit's result.
      *
      * @param coefficients the corrections.
-     * @param frontendUs the API server's time before the engine queues a request, in microseconds.
+     * @param frontendUs the API server's mean time before the engine queues a request, in microseconds.
+     * @param frontendJitter the log-normal sigma of that time.
      */
-    public record Fitted(RooflineCoefficients coefficients, double frontendUs)
+    public record Fitted(RooflineCoefficients coefficients, double frontendUs, double frontendJitter)
     {
     }
 
@@ -78,7 +81,7 @@ public final class RooflineFit
      * 80% for KV, 70% of the link, 15 us per all-reduce, a 10 ms frontend.
      */
     public static final Fitted DATA_SHEET = new Fitted(
-        new RooflineCoefficients("data-sheet", 500, 20, 5, 1, 1 / 0.9, 1 / 0.8, 1 / 0.7, 15, 1 / 0.9, 0), 10_000);
+        new RooflineCoefficients("data-sheet", 500, 20, 5, 1, 1 / 0.9, 1 / 0.8, 1 / 0.7, 15, 1 / 0.9, 0), 10_000, 0);
 
     /**
      * Fits by successive linear least squares, since a step's duration is linear in the coefficients once the
@@ -88,8 +91,9 @@ public final class RooflineFit
      * solves for the coefficients that make those averages the measured mean inter-token latency and mean TTFT
      * (relative errors; no coefficient negative, the compute factor at least 1 since no GPU beats its peak; a weak pull
      * towards the prior for what the data cannot tell apart), and moves half-way there. A stage whose TTFT is queueing
-     * (ten gaps or more) gives no TTFT row. Last, the frontend delay takes up what the full replays' mean TTFT still
-     * misses.
+     * (ten gaps or more) gives no TTFT row. Then the frontend delay takes up what the full replays' mean TTFT still
+     * misses, and last its spread (a log-normal sigma, 0 to 1.2 by 0.1, which keeps the mean) is the one whose
+     * replays give the measured p99 TTFT best.
      *
      * @param experiments the experiments to fit to (any models).
      * @param gpu the GPU they ran on.
@@ -120,7 +124,7 @@ public final class RooflineFit
                         stage.durationS();
                     final TermRecorder recorder =
                         new TermRecorder(new RooflineStepModel(model, gpu, tp, coefficients), seconds * 1e6);
-                    StageReplay.run(e.withStages(List.of(stage)), recorder, 0, kvCacheBlocks(model, gpu, tp),
+                    StageReplay.run(e.withStages(List.of(stage)), recorder, 0, 0, kvCacheBlocks(model, gpu, tp),
                         secondsPerStage);
                     final double itlUs = stage.itlMeanMs(e.outputTokens()) * 1000;
                     rows.add(recorder.itlTerms());
@@ -138,13 +142,43 @@ public final class RooflineFit
                 current[k] = 0 == round ? solved[k] : 0.5 * (solved[k] + current[k]);
             }
         }
-        Fitted fitted = new Fitted(RooflineCoefficients.of(name, current), current[RooflineStepModel.TERMS]);
+        Fitted fitted = new Fitted(RooflineCoefficients.of(name, current), current[RooflineStepModel.TERMS], 0);
         for (int round = 0; round < FRONTEND_ROUNDS; round++)
         {
             fitted = new Fitted(fitted.coefficients(), Math.max(0, fitted.frontendUs() +
-                meanTtftShortfallUs(compareAll(experiments, gpu, fitted, secondsPerStage))));
+                meanTtftShortfallUs(compareAll(experiments, gpu, fitted, secondsPerStage))), 0);
         }
-        return fitted;
+        double bestLoss = Double.MAX_VALUE;
+        double bestJitter = 0;
+        for (int step = 0; step <= JITTER_STEPS; step++)
+        {
+            final double jitter = step * JITTER_STEP;
+            final double loss = p99TtftLoss(compareAll(experiments, gpu,
+                new Fitted(fitted.coefficients(), fitted.frontendUs(), jitter), secondsPerStage));
+            if (loss < bestLoss)
+            {
+                bestLoss = loss;
+                bestJitter = jitter;
+            }
+        }
+        return new Fitted(fitted.coefficients(), fitted.frontendUs(), bestJitter);
+    }
+
+    /** The squared log error of p99 TTFT over the stages that were not queueing. */
+    private static double p99TtftLoss(final List<StageReplay.Comparison> comparisons)
+    {
+        double loss = 0;
+        for (int i = 0; i < comparisons.size(); i++)
+        {
+            final StageReplay.Comparison c = comparisons.get(i);
+            if ("ttft_p99".equals(c.metric()) &&
+                c.measured() < QUEUEING_TTFT_IN_STEPS * itlOfStage(comparisons, i))
+            {
+                final double ratio = Math.log(Math.max(c.predicted(), 1e-6) / c.measured());
+                loss += ratio * ratio;
+            }
+        }
+        return loss;
     }
 
     /**
@@ -327,7 +361,8 @@ public final class RooflineFit
         final ModelArchitecture model = architecture(experiment);
         final int tp = experiment.tensorParallel();
         return StageReplay.compare(experiment, new RooflineStepModel(model, gpu, tp, fitted.coefficients()),
-            Math.round(fitted.frontendUs() * 1000), kvCacheBlocks(model, gpu, tp), secondsPerStage);
+            Math.round(fitted.frontendUs() * 1000), fitted.frontendJitter(), kvCacheBlocks(model, gpu, tp),
+            secondsPerStage);
     }
 
     /**

@@ -49,12 +49,13 @@ public final class StageReplay
      * @param latency the latency model to run it with.
      * @param frontendNs what the API server takes before the engine queues a request (the engine's
      *     {@code frontendDelayNs}, BLIS's arrival-to-queue overhead); latencies are measured from the arrival.
+     * @param frontendJitter the log-normal sigma of the frontend delay (the engine's {@code frontendDelayJitter}).
      * @param kvCacheBlocks the engine's KV blocks.
      * @param secondsPerStage how much of each stage to run (0 for all).
      * @return one prediction per stage.
      */
     public static List<Predicted> run(final BlisExperiment experiment, final LatencyModel latency,
-        final long frontendNs, final int kvCacheBlocks, final double secondsPerStage)
+        final long frontendNs, final double frontendJitter, final int kvCacheBlocks, final double secondsPerStage)
     {
         final EngineConfig config = new EngineConfig()
             .maxNumSeqs(experiment.maxNumSeqs())
@@ -62,6 +63,7 @@ public final class StageReplay
             .maxModelLen(experiment.maxModelLen())
             .maxWaitingQueueLength(1 << 20)
             .frontendDelayNs(frontendNs)
+            .frontendDelayJitter(frontendJitter)
             .kvCacheBlocks(kvCacheBlocks)
             .latencyModel(latency)
             .tokenSpace(TOKEN_SPACE, EOS)
@@ -133,14 +135,16 @@ public final class StageReplay
      * @param experiment an experiment.
      * @param latency the latency model to replay it with.
      * @param frontendNs the modelled frontend delay.
+     * @param frontendJitter its log-normal sigma.
      * @param kvCacheBlocks the engine's KV blocks.
      * @param secondsPerStage how much of each stage to replay.
      * @return the comparisons of every stage.
      */
     public static List<Comparison> compare(final BlisExperiment experiment, final LatencyModel latency,
-        final long frontendNs, final int kvCacheBlocks, final double secondsPerStage)
+        final long frontendNs, final double frontendJitter, final int kvCacheBlocks, final double secondsPerStage)
     {
-        final List<Predicted> predicted = run(experiment, latency, frontendNs, kvCacheBlocks, secondsPerStage);
+        final List<Predicted> predicted = run(experiment, latency, frontendNs, frontendJitter, kvCacheBlocks,
+            secondsPerStage);
         final List<Comparison> out = new ArrayList<>();
         for (int s = 0; s < predicted.size(); s++)
         {

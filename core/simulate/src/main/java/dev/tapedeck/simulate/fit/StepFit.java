@@ -75,7 +75,7 @@ public final class StepFit
         final int kvCacheBlocks, final double secondsPerStage)
     {
         return StageReplay.compare(experiment, new StepLatencyModel(fitted.coefficients()),
-            Math.round(fitted.frontendUs() * 1000), kvCacheBlocks, secondsPerStage);
+            Math.round(fitted.frontendUs() * 1000), 0, kvCacheBlocks, secondsPerStage);
     }
 
     private static Fitted fitted(final double[] x, final String name)

@@ -36,7 +36,7 @@ class StepFitTest
             List.of(new BlisExperiment.Stage(4, 60, 500, 0, 0, 1, 1, 1, 1),
                 new BlisExperiment.Stage(12, 60, 500, 0, 0, 1, 1, 1, 1)));
         final List<StageReplay.Predicted> truthRun =
-            StageReplay.run(shape, new StepLatencyModel(truth), 0, 20_000, 20);
+            StageReplay.run(shape, new StepLatencyModel(truth), 0, 0, 20_000, 20);
         final BlisExperiment observed = new BlisExperiment("synthetic-general", "m", 1, 4096, 2048, 128, 4, 4, 100,
             120, List.of(measured(truthRun.get(0), 4, 500), measured(truthRun.get(1), 12, 500)));
         final StepFit.Fitted fitted = StepFit.fit(List.of(observed), "fitted", 20_000, 20, 150);
