@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.load.ResultTable;
 import dev.tapedeck.load.Slo;
 import dev.tapedeck.serve.ServeContext;
@@ -122,6 +123,10 @@ public final class SimulateCommand implements Callable<Integer>
         if (null != sweep)
         {
             context.sweep(sweep);
+        }
+        if (null != engine.prefixCachingHashAlgo)
+        {
+            context.prefixCachingHashAlgo(BlockHashAlgo.of(engine.prefixCachingHashAlgo));
         }
         final long startNs = System.nanoTime();
         final ObjectNode result;
