@@ -14,7 +14,7 @@ public enum BlockHashAlgo
     /** SHA-256 over the CBOR tuple: 32-byte digests, tapedeck's default (what routers such as llm-d reproduce). */
     SHA256_CBOR("sha256_cbor", 32),
     /** XXH3-128 over the CBOR tuple: 16-byte digests, several times cheaper, not cryptographic. */
-    XXHASH_CBOR("xxhash_cbor", Xxh3.DIGEST_BYTES);
+    XXHASH_CBOR("xxhash_cbor", BlockHasher.XXH3_DIGEST_BYTES);
 
     private final String vllmName;
     private final int digestBytes;

@@ -1,10 +1,15 @@
 package dev.tapedeck.kv;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
+
+import net.openhft.hashing.LongTupleHashFunction;
 
 /**
  * vLLM's chained prefix-cache block hash with {@code --prefix-caching-hash-algo sha256_cbor} (the default) or
@@ -18,10 +23,11 @@ import java.util.Arrays;
  * integer block hashes.
  * <p>
  * The CBOR writer covers exactly the types the tuple needs: arrays, a byte string, unsigned and negative integers,
- * text strings and null, each with the shortest head (canonical form).
+ * text strings and null, each with the shortest head (canonical form). XXH3-128 is OpenHFT's zero-allocation-hashing
+ * ({@code LongTupleHashFunction.xx128()}, seed 0), its two halves written in xxHash's canonical digest order.
  * <p>
- * <b>Not thread safe</b>: one instance per engine (it reuses its digest and buffer); it allocates only the returned
- * array and a grown buffer.
+ * <b>Not thread safe</b>: one instance per engine (it reuses its digest, result halves and buffer); it allocates only
+ * the returned array and a grown buffer.
  */
 public final class BlockHasher
 {
@@ -29,6 +35,12 @@ public final class BlockHasher
     public static final int DIGEST_BYTES = 32;
     /** The seed used unless told otherwise: vLLM with {@code PYTHONHASHSEED=0}. */
     public static final String DEFAULT_SEED = "0";
+    /** Bytes of an XXH3-128 digest. */
+    static final int XXH3_DIGEST_BYTES = 16;
+
+    /** XXH3-128 with seed 0 and the default secret (xxHash's {@code XXH3_128bits}); stateless, thread safe. */
+    private static final LongTupleHashFunction XXH3_128 = LongTupleHashFunction.xx128();
+    private static final VarHandle BE64 = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private static final int MAJOR_UNSIGNED = 0;
     private static final int MAJOR_NEGATIVE = 1;
@@ -40,7 +52,8 @@ public final class BlockHasher
     private final BlockHashAlgo algo;
     private final int digestBytes;
     private final MessageDigest sha256;
-    private final Xxh3 xxh3;
+    /** XXH3-128's result, {@code [low 64 bits, high 64 bits]}; null for SHA-256. */
+    private final long[] xxh3Halves;
     private final byte[] rootHash;
     private final byte[] parent;
     private byte[] buffer = new byte[256];
@@ -76,12 +89,12 @@ public final class BlockHasher
             {
                 throw new IllegalStateException("SHA-256 is missing from this JVM", ex);
             }
-            xxh3 = null;
+            xxh3Halves = null;
         }
         else
         {
             sha256 = null;
-            xxh3 = new Xxh3();
+            xxh3Halves = XXH3_128.newResultArray();
         }
         length = 0;
         text(seed.getBytes(StandardCharsets.UTF_8));
@@ -242,9 +255,9 @@ public final class BlockHasher
     /** Hash the buffer's {@code length} bytes into {@code out}. */
     private void digestInto(final byte[] out)
     {
-        if (null != xxh3)
+        if (null != xxh3Halves)
         {
-            xxh3.digest(buffer, 0, length, out, 0);
+            xxh3Digest(buffer, 0, length, xxh3Halves, out, 0);
             return;
         }
         sha256.update(buffer, 0, length);
@@ -256,6 +269,25 @@ public final class BlockHasher
         {
             throw new IllegalStateException(ex);
         }
+    }
+
+    /**
+     * XXH3-128 (seed 0) of a byte range as Python's {@code xxhash.xxh3_128_digest}: the canonical form, the high 64
+     * bits then the low 64 bits, each big-endian. Allocates nothing.
+     *
+     * @param input the bytes.
+     * @param offset where the range starts.
+     * @param count bytes to hash.
+     * @param halves scratch for the library's result (2 longs: low, high).
+     * @param out where the 16-byte digest goes.
+     * @param outOffset where in {@code out}.
+     */
+    static void xxh3Digest(final byte[] input, final int offset, final int count, final long[] halves,
+        final byte[] out, final int outOffset)
+    {
+        XXH3_128.hashBytes(input, offset, count, halves);
+        BE64.set(out, outOffset, halves[1]);
+        BE64.set(out, outOffset + 8, halves[0]);
     }
 
     private void integer(final long value)

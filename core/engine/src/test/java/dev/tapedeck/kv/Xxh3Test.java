@@ -1,21 +1,28 @@
 package dev.tapedeck.kv;
 
+import java.lang.management.ManagementFactory;
 import java.util.HexFormat;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * XXH3-128 against digests computed independently in Python 3 with the {@code xxhash} package (4.0.1):
+ * XXH3-128 as {@link BlockHasher} computes it (OpenHFT zero-allocation-hashing, digest in canonical order) against
+ * digests computed independently in Python 3 with the {@code xxhash} package (4.0.1):
  * {@code xxhash.xxh3_128_digest(bytes((i * 31 + 7) & 0xff for i in range(n))).hex()}, for lengths on both sides of
  * every path boundary (0, 1-3, 4-8, 9-16, 17-128, 129-240, then stripes of 64 and blocks of 1024 bytes).
  */
 class Xxh3Test
 {
+    private static final com.sun.management.ThreadMXBean THREADS =
+        (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+
     static Stream<Arguments> vectors()
     {
         return Stream.of(
@@ -66,8 +73,32 @@ class Xxh3Test
         {
             input[i + 3] = (byte)(i * 31 + 7);
         }
-        final byte[] out = new byte[Xxh3.DIGEST_BYTES + 2];
-        new Xxh3().digest(input, 3, length, out, 1);
-        assertEquals(expected, HexFormat.of().formatHex(out, 1, 1 + Xxh3.DIGEST_BYTES));
+        final byte[] out = new byte[BlockHasher.XXH3_DIGEST_BYTES + 2];
+        BlockHasher.xxh3Digest(input, 3, length, new long[2], out, 1);
+        assertEquals(expected, HexFormat.of().formatHex(out, 1, 1 + BlockHasher.XXH3_DIGEST_BYTES));
+    }
+
+    @Test
+    void shouldAllocateNothingPerDigest()
+    {
+        // a 16-token block's tuple (the 17-128 byte path) and a 64-token one of 5-byte ids (the long path)
+        final byte[] input = new byte[345];
+        final long[] halves = new long[2];
+        final byte[] out = new byte[BlockHasher.XXH3_DIGEST_BYTES];
+        long sink = 0;
+        for (int i = 0; i < 20_000; i++)
+        {
+            BlockHasher.xxh3Digest(input, 0, 68 + (i & 1) * 277, halves, out, 0);
+            sink += out[0];
+        }
+        final long before = THREADS.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 200_000; i++)
+        {
+            input[i & 63] = (byte)i;
+            BlockHasher.xxh3Digest(input, 0, 68 + (i & 1) * 277, halves, out, 0);
+            sink += out[0];
+        }
+        final long allocated = THREADS.getCurrentThreadAllocatedBytes() - before;
+        assertTrue(allocated < 1024, "allocated " + allocated + " bytes for 200,000 digests (" + sink + ")");
     }
 }
