@@ -18,6 +18,7 @@ import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
+import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kv.BlockPool;
 import dev.tapedeck.latency.StepCoefficients;
@@ -42,6 +43,9 @@ public class BlockPoolBenchmark
 
     private final BlockPool pool = new BlockPool(POOL_BLOCKS);
     private final long[] promptHashes = new BlockHasher("0").blockHashes(prompt(1024, 7), 16, null, null);
+    private final int[] hashedPrompt = prompt(1024, 11);
+    private final BlockHasher sha256Cbor = new BlockHasher("0", BlockHashAlgo.SHA256_CBOR);
+    private final BlockHasher xxhashCbor = new BlockHasher("0", BlockHashAlgo.XXHASH_CBOR);
     private long nextHash = 1;
     private Engine engine;
     private long nowNs;
@@ -123,6 +127,30 @@ public class BlockPoolBenchmark
     /**
      * @return the block handled (consumed by JMH).
      */
+    /**
+     * Hash a 1,024-token prompt (64 blocks) with {@code sha256_cbor}, serve's default; allocates the returned array.
+     *
+     * @return the last block's hash.
+     */
+    @Benchmark
+    public long hashPrompt64BlocksSha256Cbor()
+    {
+        final long[] hashes = sha256Cbor.blockHashes(hashedPrompt, 16, null, null);
+        return hashes[hashes.length - 1];
+    }
+
+    /**
+     * Hash the same prompt with {@code xxhash_cbor}, simulate's default.
+     *
+     * @return the last block's hash.
+     */
+    @Benchmark
+    public long hashPrompt64BlocksXxhashCbor()
+    {
+        final long[] hashes = xxhashCbor.blockHashes(hashedPrompt, 16, null, null);
+        return hashes[hashes.length - 1];
+    }
+
     @Benchmark
     public int blockLife()
     {

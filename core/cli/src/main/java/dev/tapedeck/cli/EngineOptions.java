@@ -6,6 +6,7 @@ import picocli.CommandLine;
 
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.SchedulingPolicy;
+import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.kv.KvCapacity;
 import dev.tapedeck.latency.ModelArchitecture;
 import dev.tapedeck.latency.RooflineProfile;
@@ -80,6 +81,12 @@ final class EngineOptions
         description = "Root seed of the block hash chain: what PYTHONHASHSEED is for vLLM, so a router that hashes " +
             "with the same seed finds the same blocks (default: ${DEFAULT-VALUE}).")
     String prefixCachingHashSeed;
+
+    @CommandLine.Option(names = "--prefix-caching-hash-algo", paramLabel = "ALGO",
+        description = "Block hash function, vLLM's choices: sha256_cbor or xxhash_cbor (sha256 and xxhash hash " +
+            "Python's pickle and are refused). Default: sha256_cbor; simulate: xxhash_cbor, which makes the same " +
+            "decisions faster.")
+    String prefixCachingHashAlgo;
 
     @CommandLine.Option(names = "--max-loras", paramLabel = "N", defaultValue = "1",
         description = "Distinct LoRA adapters one batch may hold; a request of another adapter waits (default: " +
@@ -179,6 +186,8 @@ final class EngineOptions
             .kvCacheBlocks(kvCacheBlocks())
             .enablePrefixCaching(enablePrefixCaching)
             .prefixCachingHashSeed(prefixCachingHashSeed)
+            .prefixCachingHashAlgo(null == prefixCachingHashAlgo ? BlockHashAlgo.SHA256_CBOR :
+                BlockHashAlgo.of(prefixCachingHashAlgo))
             .maxLoras(maxLoras)
             .seed(seed)
             .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : latency.frontendDelayNs(capacityModel))

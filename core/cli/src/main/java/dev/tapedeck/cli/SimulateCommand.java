@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import picocli.CommandLine;
 
+import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.load.ResultTable;
 import dev.tapedeck.load.Slo;
 import dev.tapedeck.serve.ServeContext;
@@ -129,6 +130,10 @@ public final class SimulateCommand implements Callable<Integer>
             System.out.printf(Locale.ROOT, "engine: %s; KV cache %d blocks of %d tokens; frontend delay %.1f ms%n",
                 config.latencyModel().describe(), config.kvCacheBlocks(), config.blockSize(),
                 config.frontendDelayNs() / 1e6);
+        }
+        if (null != engine.prefixCachingHashAlgo)
+        {
+            context.prefixCachingHashAlgo(BlockHashAlgo.of(engine.prefixCachingHashAlgo));
         }
         final long startNs = System.nanoTime();
         final ObjectNode result;

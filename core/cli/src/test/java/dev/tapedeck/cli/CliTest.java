@@ -4,9 +4,11 @@ package dev.tapedeck.cli;
 import org.junit.jupiter.api.Test;
 
 import picocli.CommandLine;
+import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.testing.CliRun;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -47,7 +49,7 @@ class CliTest
             "--time-to-first-token", "--inter-token-latency", "--prefill-overhead", "--prefill-time-per-token",
             "--time-factor-under-load", "--tokenizer", "--chat-template", "--max-request-body-size",
             "--shutdown-timeout", "--seed", "--transport", "--block-size", "--kv-cache-size", "enable-prefix-caching",
-            "--prefix-caching-hash-seed"})
+            "--prefix-caching-hash-seed", "--prefix-caching-hash-algo"})
         {
             assertTrue(help.contains(flag), "serve --help lacks " + flag);
         }
@@ -156,6 +158,15 @@ class CliTest
             .parseArgs("--no-enable-prefix-caching", "--prefix-caching-hash-seed", "42");
         assertTrue(!off.template().enablePrefixCaching());
         assertEquals("42", off.template().prefixCachingHashSeed());
+        assertEquals(BlockHashAlgo.SHA256_CBOR, defaults.template().prefixCachingHashAlgo());
+        final EngineOptions xxhash = new EngineOptions();
+        new CommandLine(xxhash).setCaseInsensitiveEnumValuesAllowed(true)
+            .parseArgs("--prefix-caching-hash-algo", "xxhash_cbor");
+        assertEquals(BlockHashAlgo.XXHASH_CBOR, xxhash.template().prefixCachingHashAlgo());
+        final EngineOptions pickle = new EngineOptions();
+        new CommandLine(pickle).setCaseInsensitiveEnumValuesAllowed(true)
+            .parseArgs("--prefix-caching-hash-algo", "sha256");
+        assertThrows(IllegalArgumentException.class, pickle::template);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.tapedeck.engine;
 
+import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kv.KvEventSink;
 import dev.tapedeck.latency.LatencyModel;
@@ -42,6 +43,7 @@ public final class EngineConfig
     private int kvCacheBlocks = DEFAULT_KV_CACHE_BLOCKS;
     private boolean enablePrefixCaching = true;
     private String prefixCachingHashSeed = BlockHasher.DEFAULT_SEED;
+    private BlockHashAlgo prefixCachingHashAlgo = BlockHashAlgo.SHA256_CBOR;
     private int maxLoras = DEFAULT_MAX_LORAS;
     private long seed;
     private long frontendDelayNs;
@@ -233,6 +235,24 @@ public final class EngineConfig
     public String prefixCachingHashSeed()
     {
         return prefixCachingHashSeed;
+    }
+
+    /**
+     * @param value the block hash function, vLLM's {@code --prefix-caching-hash-algo} (default {@code sha256_cbor}).
+     * @return this.
+     */
+    public EngineConfig prefixCachingHashAlgo(final BlockHashAlgo value)
+    {
+        prefixCachingHashAlgo = value;
+        return this;
+    }
+
+    /**
+     * @return the block hash function.
+     */
+    public BlockHashAlgo prefixCachingHashAlgo()
+    {
+        return prefixCachingHashAlgo;
     }
 
     /**
@@ -454,6 +474,7 @@ public final class EngineConfig
         copy.kvCacheBlocks = kvCacheBlocks;
         copy.enablePrefixCaching = enablePrefixCaching;
         copy.prefixCachingHashSeed = prefixCachingHashSeed;
+        copy.prefixCachingHashAlgo = prefixCachingHashAlgo;
         copy.maxLoras = maxLoras;
         copy.seed = seed;
         copy.frontendDelayNs = frontendDelayNs;
@@ -488,6 +509,7 @@ public final class EngineConfig
         check(problems, blockSize >= 1, "--block-size must be >= 1");
         check(problems, kvCacheBlocks >= 1, "--kv-cache-size must be >= 1");
         check(problems, null != prefixCachingHashSeed, "the prefix-caching hash seed is missing");
+        check(problems, null != prefixCachingHashAlgo, "the prefix-caching hash algorithm is missing");
         check(problems, maxLoras >= 1, "--max-loras must be >= 1");
         final long blocksPerSequence = ((long)maxModelLen + Math.max(blockSize, 1) - 1) / Math.max(blockSize, 1);
         check(problems, kvCacheBlocks < 1 || blockSize < 1 || blocksPerSequence <= kvCacheBlocks,

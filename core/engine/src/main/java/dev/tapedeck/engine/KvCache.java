@@ -42,7 +42,8 @@ final class KvCache
         pool.eventSink(events);
         blockSize = config.blockSize();
         prefixCaching = config.enablePrefixCaching();
-        hasher = prefixCaching ? new BlockHasher(config.prefixCachingHashSeed()) : null;
+        hasher = prefixCaching ? new BlockHasher(config.prefixCachingHashSeed(), config.prefixCachingHashAlgo()) :
+            null;
     }
 
     BlockPool pool()

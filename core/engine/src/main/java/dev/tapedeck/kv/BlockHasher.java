@@ -1,26 +1,33 @@
 package dev.tapedeck.kv;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.DigestException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 
+import net.openhft.hashing.LongTupleHashFunction;
+
 /**
- * vLLM's chained prefix-cache block hash with {@code --prefix-caching-hash-algo sha256_cbor}: the hash of full block
- * {@code i} is SHA-256 over the canonical CBOR encoding of the 3-tuple {@code (parent, token_ids, extra_keys)}, where
- * {@code parent} is the 32-byte digest of block {@code i - 1} (of the root seed for block 0), {@code token_ids} the
- * block's token ids and {@code extra_keys} a tuple of strings (the LoRA name on every block, the cache salt on block 0
- * only) or None. The root seed ("NONE_HASH") is SHA-256 over the CBOR text string of the seed, which is what vLLM
- * does when {@code PYTHONHASHSEED} is set to that string (unset, vLLM draws 32 random bytes per process, which no
- * router can reproduce). Only full blocks are hashed. The value used for lookups and KV events is the digest's low 64
- * bits (its last 8 bytes, big-endian), as vLLM's integer block hashes.
+ * vLLM's chained prefix-cache block hash with {@code --prefix-caching-hash-algo sha256_cbor} (the default) or
+ * {@code xxhash_cbor}: the hash of full block {@code i} is SHA-256 (XXH3-128) over the canonical CBOR encoding of the
+ * 3-tuple {@code (parent, token_ids, extra_keys)}, where {@code parent} is the 32-byte (16-byte) digest of block
+ * {@code i - 1} (of the root seed for block 0), {@code token_ids} the block's token ids and {@code extra_keys} a tuple
+ * of strings (the LoRA name on every block, the cache salt on block 0 only) or None. The root seed ("NONE_HASH") is
+ * the hash of the CBOR text string of the seed, which is what vLLM does when {@code PYTHONHASHSEED} is set to that
+ * string (unset, vLLM draws random bytes per process, which no router can reproduce). Only full blocks are hashed.
+ * The value used for lookups and KV events is the digest's low 64 bits (its last 8 bytes, big-endian), as vLLM's
+ * integer block hashes.
  * <p>
  * The CBOR writer covers exactly the types the tuple needs: arrays, a byte string, unsigned and negative integers,
- * text strings and null, each with the shortest head (canonical form).
+ * text strings and null, each with the shortest head (canonical form). XXH3-128 is OpenHFT's zero-allocation-hashing
+ * ({@code LongTupleHashFunction.xx128()}, seed 0), its two halves written in xxHash's canonical digest order.
  * <p>
- * <b>Not thread safe</b>: one instance per engine (it reuses its digest and buffer); it allocates only the returned
- * array and a grown buffer.
+ * <b>Not thread safe</b>: one instance per engine (it reuses its digest, result halves and buffer); it allocates only
+ * the returned array and a grown buffer.
  */
 public final class BlockHasher
 {
@@ -28,6 +35,12 @@ public final class BlockHasher
     public static final int DIGEST_BYTES = 32;
     /** The seed used unless told otherwise: vLLM with {@code PYTHONHASHSEED=0}. */
     public static final String DEFAULT_SEED = "0";
+    /** Bytes of an XXH3-128 digest. */
+    static final int XXH3_DIGEST_BYTES = 16;
+
+    /** XXH3-128 with seed 0 and the default secret (xxHash's {@code XXH3_128bits}); stateless, thread safe. */
+    private static final LongTupleHashFunction XXH3_128 = LongTupleHashFunction.xx128();
+    private static final VarHandle BE64 = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private static final int MAJOR_UNSIGNED = 0;
     private static final int MAJOR_NEGATIVE = 1;
@@ -36,29 +49,64 @@ public final class BlockHasher
     private static final int MAJOR_ARRAY = 4;
     private static final int CBOR_NULL = 0xf6;
 
+    private final BlockHashAlgo algo;
+    private final int digestBytes;
     private final MessageDigest sha256;
+    /** XXH3-128's result, {@code [low 64 bits, high 64 bits]}; null for SHA-256. */
+    private final long[] xxh3Halves;
     private final byte[] rootHash;
-    private final byte[] parent = new byte[DIGEST_BYTES];
+    private final byte[] parent;
     private byte[] buffer = new byte[256];
     private int length;
 
     /**
+     * A {@code sha256_cbor} hasher.
+     *
      * @param seed the root seed string (vLLM's {@code PYTHONHASHSEED}).
      */
     public BlockHasher(final String seed)
     {
-        try
+        this(seed, BlockHashAlgo.SHA256_CBOR);
+    }
+
+    /**
+     * @param seed the root seed string (vLLM's {@code PYTHONHASHSEED}).
+     * @param algo the hash function ({@code --prefix-caching-hash-algo}).
+     */
+    public BlockHasher(final String seed, final BlockHashAlgo algo)
+    {
+        this.algo = algo;
+        digestBytes = algo.digestBytes();
+        parent = new byte[digestBytes];
+        rootHash = new byte[digestBytes];
+        if (BlockHashAlgo.SHA256_CBOR == algo)
         {
-            sha256 = MessageDigest.getInstance("SHA-256");
+            try
+            {
+                sha256 = MessageDigest.getInstance("SHA-256");
+            }
+            catch (final NoSuchAlgorithmException ex)
+            {
+                throw new IllegalStateException("SHA-256 is missing from this JVM", ex);
+            }
+            xxh3Halves = null;
         }
-        catch (final NoSuchAlgorithmException ex)
+        else
         {
-            throw new IllegalStateException("SHA-256 is missing from this JVM", ex);
+            sha256 = null;
+            xxh3Halves = XXH3_128.newResultArray();
         }
         length = 0;
         text(seed.getBytes(StandardCharsets.UTF_8));
-        sha256.update(buffer, 0, length);
-        rootHash = sha256.digest();
+        digestInto(rootHash);
+    }
+
+    /**
+     * @return the hash function.
+     */
+    public BlockHashAlgo algo()
+    {
+        return algo;
     }
 
     /**
@@ -92,7 +140,7 @@ public final class BlockHasher
      * @param blockSize tokens per block.
      * @param loraName the LoRA adapter's name, or null.
      * @param cacheSalt the request's {@code cache_salt}, or null.
-     * @return each full block's 32-byte digest, in order.
+     * @return each full block's digest (32 bytes for sha256_cbor, 16 for xxhash_cbor), in order.
      */
     public byte[][] blockDigests(final int[] tokenIds, final int blockSize, final String loraName,
         final String cacheSalt)
@@ -103,13 +151,13 @@ public final class BlockHasher
     }
 
     /**
-     * @param digest a 32-byte digest.
+     * @param digest a digest (32 or 16 bytes).
      * @return its low 64 bits (the last 8 bytes, big-endian), vLLM's integer block hash.
      */
     public static long low64(final byte[] digest)
     {
         long value = 0;
-        for (int i = DIGEST_BYTES - 8; i < DIGEST_BYTES; i++)
+        for (int i = digest.length - 8; i < digest.length; i++)
         {
             value = (value << 8) | (digest[i] & 0xff);
         }
@@ -125,25 +173,60 @@ public final class BlockHasher
         }
         final byte[] lora = null == loraName ? null : loraName.getBytes(StandardCharsets.UTF_8);
         final byte[] salt = null == cacheSalt ? null : cacheSalt.getBytes(StandardCharsets.UTF_8);
-        System.arraycopy(rootHash, 0, parent, 0, DIGEST_BYTES);
+        System.arraycopy(rootHash, 0, parent, 0, digestBytes);
         final int blocks = tokenIds.length / blockSize;
+        // the most one block's tuple takes: array and byte-string heads, the parent, the token array's head, 9 bytes
+        // per token id, the extra keys
+        final int most = 1 + 9 + digestBytes + 9 + 9 * blockSize + 9 + (null == lora ? 0 : 9 + lora.length) +
+            (null == salt ? 0 : 9 + salt.length);
         for (int b = 0; b < blocks; b++)
         {
             length = 0;
-            head(MAJOR_ARRAY, 3);
-            head(MAJOR_BYTES, DIGEST_BYTES);
-            put(parent, DIGEST_BYTES);
+            ensure(most);
+            final byte[] out = buffer;
+            out[length++] = (byte)(MAJOR_ARRAY << 5 | 3);
+            head(MAJOR_BYTES, digestBytes);
+            System.arraycopy(parent, 0, out, length, digestBytes);
+            length += digestBytes;
             head(MAJOR_ARRAY, blockSize);
             for (int i = b * blockSize, end = i + blockSize; i < end; i++)
             {
-                integer(tokenIds[i]);
+                // canonical unsigned heads inline (the buffer has room for the block): 0x00-0x17, 0x18 xx,
+                // 0x19 xxxx, 0x1a xxxxxxxx
+                final int token = tokenIds[i];
+                if (token < 0)
+                {
+                    integer(token);
+                }
+                else if (token < 24)
+                {
+                    out[length++] = (byte)token;
+                }
+                else if (token < 0x100)
+                {
+                    out[length++] = 0x18;
+                    out[length++] = (byte)token;
+                }
+                else if (token < 0x10000)
+                {
+                    out[length++] = 0x19;
+                    out[length++] = (byte)(token >>> 8);
+                    out[length++] = (byte)token;
+                }
+                else
+                {
+                    out[length++] = 0x1a;
+                    out[length++] = (byte)(token >>> 24);
+                    out[length++] = (byte)(token >>> 16);
+                    out[length++] = (byte)(token >>> 8);
+                    out[length++] = (byte)token;
+                }
             }
             final byte[] blockSalt = 0 == b ? salt : null;
             final int extraKeys = (null == lora ? 0 : 1) + (null == blockSalt ? 0 : 1);
             if (0 == extraKeys)
             {
-                ensure(1);
-                buffer[length++] = (byte)CBOR_NULL;
+                out[length++] = (byte)CBOR_NULL;
             }
             else
             {
@@ -157,15 +240,7 @@ public final class BlockHasher
                     text(blockSalt);
                 }
             }
-            sha256.update(buffer, 0, length);
-            try
-            {
-                sha256.digest(parent, 0, DIGEST_BYTES);
-            }
-            catch (final DigestException ex)
-            {
-                throw new IllegalStateException(ex);
-            }
+            digestInto(parent);
             if (null != hashes)
             {
                 hashes[b] = low64(parent);
@@ -175,6 +250,44 @@ public final class BlockHasher
                 digests[b] = parent.clone();
             }
         }
+    }
+
+    /** Hash the buffer's {@code length} bytes into {@code out}. */
+    private void digestInto(final byte[] out)
+    {
+        if (null != xxh3Halves)
+        {
+            xxh3Digest(buffer, 0, length, xxh3Halves, out, 0);
+            return;
+        }
+        sha256.update(buffer, 0, length);
+        try
+        {
+            sha256.digest(out, 0, DIGEST_BYTES);
+        }
+        catch (final DigestException ex)
+        {
+            throw new IllegalStateException(ex);
+        }
+    }
+
+    /**
+     * XXH3-128 (seed 0) of a byte range as Python's {@code xxhash.xxh3_128_digest}: the canonical form, the high 64
+     * bits then the low 64 bits, each big-endian. Allocates nothing.
+     *
+     * @param input the bytes.
+     * @param offset where the range starts.
+     * @param count bytes to hash.
+     * @param halves scratch for the library's result (2 longs: low, high).
+     * @param out where the 16-byte digest goes.
+     * @param outOffset where in {@code out}.
+     */
+    static void xxh3Digest(final byte[] input, final int offset, final int count, final long[] halves,
+        final byte[] out, final int outOffset)
+    {
+        XXH3_128.hashBytes(input, offset, count, halves);
+        BE64.set(out, outOffset, halves[1]);
+        BE64.set(out, outOffset + 8, halves[0]);
     }
 
     private void integer(final long value)

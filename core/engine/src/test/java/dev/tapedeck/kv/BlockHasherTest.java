@@ -6,6 +6,8 @@ import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Block hashes against vectors computed independently of this code, in Python 3 with the {@code cbor2} package
@@ -18,6 +20,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * value  = int.from_bytes(block, "big") &amp; (2**64 - 1)
  * </pre>
  * Vector A (tokens 1..8, block size 4, seed "0") also equals the worked example of wire-spec §6.3.
+ * <p>
+ * The {@code xxhash_cbor} vectors come the same way with {@code H(x) = xxhash.xxh3_128_digest(cbor2.dumps(x,
+ * canonical=True))} ({@code xxhash} 4.0.1), vLLM's {@code xxhash_cbor}: 16-byte digests, so the parent is a 16-byte
+ * string.
  */
 class BlockHasherTest
 {
@@ -86,6 +92,61 @@ class BlockHasherTest
         final byte[][] digests = new BlockHasher("42").blockDigests(ONE_TO_EIGHT, 4, null, null);
         assertEquals("0a99040f25d8a5f22275b867f403918da98c9d140eaea10f5319d4d1d84429df", hex(digests[0]));
         assertEquals("c415b4994e9ed1d993bc50f53dc3c4e18c5200f39d1787ce9ba2dacb65221d14", hex(digests[1]));
+    }
+
+    @Test
+    void shouldChainXxhashCborDigests()
+    {
+        final BlockHasher hasher = new BlockHasher("0", BlockHashAlgo.XXHASH_CBOR);
+        assertEquals("1ebe36576dcb573f26b99533a20aaeca", hex(hasher.rootHash()));
+        final byte[][] digests = hasher.blockDigests(ONE_TO_EIGHT, 4, null, null);
+        assertEquals("0a8577df5ee3430515a8cc1f6e3ac52e", hex(digests[0]));
+        assertEquals("d152782cb4d753bde718a811a3b75e23", hex(digests[1]));
+        assertArrayEquals(new long[] {1560721706249274670L, Long.parseUnsignedLong("16652244415917022755")},
+            hasher.blockHashes(ONE_TO_EIGHT, 4, null, null));
+    }
+
+    @Test
+    void shouldMixExtraKeysAndSeedIntoXxhashCborDigests()
+    {
+        final BlockHasher hasher = new BlockHasher("0", BlockHashAlgo.XXHASH_CBOR);
+        assertEquals("40c55245b28642a58a560f63c489ebd2", hex(hasher.blockDigests(ONE_TO_EIGHT, 4, "my-lora", null)[0]));
+        assertEquals("004017a52944007cc4a8beac8c9f0e1d", hex(hasher.blockDigests(ONE_TO_EIGHT, 4, null, "s3cret")[1]));
+        assertEquals("2417b31039cc84d3be1c3341869a45dd",
+            hex(hasher.blockDigests(ONE_TO_EIGHT, 4, "my-lora", "s3cret")[0]));
+        assertEquals("671b32307cc26869c85fa0243b61a1e8",
+            hex(new BlockHasher("42", BlockHashAlgo.XXHASH_CBOR).blockDigests(ONE_TO_EIGHT, 4, null, null)[1]));
+    }
+
+    @Test
+    void shouldEncodeEveryIntegerWidthForXxhashCborAndHashLongTuples()
+    {
+        final int[] tokens = {0, 23, 24, 255, 256, 65535, 65536, 151643, 7, 8, 9, 10, 11, 12, 13, 14,
+            100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200, 1300, 1400, 1500, 1600, 5};
+        final byte[][] digests = new BlockHasher("0", BlockHashAlgo.XXHASH_CBOR).blockDigests(tokens, 16, null, null);
+        assertEquals("f026ac82aec5761111bc53ba46842aeb", hex(digests[0]));
+        assertEquals("d44c69c400b91a6393bec464af4cbddf", hex(digests[1]));
+        // 64 ids of 5 bytes each: tuples of 345 bytes, XXH3's long path
+        final int[] large = new int[128];
+        for (int i = 0; i < large.length; i++)
+        {
+            large[i] = 100_000 + 7 * i;
+        }
+        final byte[][] long64 = new BlockHasher("0", BlockHashAlgo.XXHASH_CBOR).blockDigests(large, 64, null, null);
+        assertEquals("38fb20f4de5b50df0b696ddc8df4d4aa", hex(long64[0]));
+        assertEquals("c756de184737ac06cea3f3ac3ad2627e", hex(long64[1]));
+    }
+
+    @Test
+    void shouldNameVllmsChoices()
+    {
+        assertEquals(BlockHashAlgo.SHA256_CBOR, BlockHashAlgo.of("sha256_cbor"));
+        assertEquals(BlockHashAlgo.XXHASH_CBOR, BlockHashAlgo.of("xxhash_cbor"));
+        assertEquals("xxhash_cbor", BlockHashAlgo.XXHASH_CBOR.vllmName());
+        final IllegalArgumentException pickle = assertThrows(IllegalArgumentException.class,
+            () -> BlockHashAlgo.of("sha256"));
+        assertTrue(pickle.getMessage().contains("pickle"), pickle.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> BlockHashAlgo.of("md5"));
     }
 
     private static String hex(final byte[] bytes)

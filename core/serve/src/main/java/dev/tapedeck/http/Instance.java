@@ -102,7 +102,7 @@ final class Instance
         labels.put("num_cpu_blocks", "None");
         labels.put("num_gpu_blocks", Integer.toString(config.kvCacheBlocks()));
         labels.put("num_gpu_blocks_override", "None");
-        labels.put("prefix_caching_hash_algo", "sha256_cbor");
+        labels.put("prefix_caching_hash_algo", config.prefixCachingHashAlgo().vllmName());
         labels.put("sliding_window", "None");
         return labels;
     }

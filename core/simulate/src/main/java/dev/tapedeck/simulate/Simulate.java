@@ -134,7 +134,8 @@ public final class Simulate
         final String parameter, final int value)
     {
         final EngineConfig config = context.engine().copy()
-            .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId());
+            .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId())
+            .prefixCachingHashAlgo(context.prefixCachingHashAlgo());
         if (null != parameter)
         {
             switch (parameter)

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.load.Slo;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -31,6 +32,7 @@ public final class SimulateContext
     private long seed;
     private Slo slo = Slo.NONE;
     private EngineConfig engine = new EngineConfig();
+    private BlockHashAlgo prefixCachingHashAlgo = BlockHashAlgo.XXHASH_CBOR;
     private Tokenizer tokenizer;
     private String model = "Qwen/Qwen3-8B";
     private String sweepParameter;
@@ -71,9 +73,9 @@ public final class SimulateContext
                 throw new IllegalArgumentException("--trace-out writes one run's predictions: give it without --sweep");
             }
         }
-        if (null == engine || null == slo || null == model)
+        if (null == engine || null == slo || null == model || null == prefixCachingHashAlgo)
         {
-            throw new IllegalArgumentException("engine, slo and model must not be null");
+            throw new IllegalArgumentException("engine, slo, model and prefix-caching hash algo must not be null");
         }
         return this;
     }
@@ -307,6 +309,32 @@ public final class SimulateContext
     public EngineConfig engine()
     {
         return engine;
+    }
+
+    /**
+     * The engines' block hash function, which replaces the template's. Default {@code xxhash_cbor}, not serve's
+     * {@code sha256_cbor}: a simulation publishes no KV events and writes no engine block hash (the
+     * {@code block_hashes} of {@code --trace-out} are the trace's own FNV fingerprints), and every decision of the
+     * engine depends only on whether two block hashes are equal, never on their values. Two blocks have equal
+     * hashes under either function exactly when their chains (parent, tokens, extra keys) are equal, barring a
+     * 64-bit collision, so both functions give the same hits, evictions, steps and predictions, and XXH3 costs a
+     * fraction of SHA-256.
+     *
+     * @param value the hash function ({@code --prefix-caching-hash-algo}).
+     * @return this.
+     */
+    public SimulateContext prefixCachingHashAlgo(final BlockHashAlgo value)
+    {
+        prefixCachingHashAlgo = value;
+        return this;
+    }
+
+    /**
+     * @return the engines' block hash function.
+     */
+    public BlockHashAlgo prefixCachingHashAlgo()
+    {
+        return prefixCachingHashAlgo;
     }
 
     /**
