@@ -1,7 +1,11 @@
 package dev.tapedeck.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import picocli.CommandLine;
 
+import dev.tapedeck.engine.SpeculativeDecoding;
 import dev.tapedeck.latency.KnobLatencyModel;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
@@ -94,6 +98,64 @@ public final class LatencyOptions
     @CommandLine.Option(names = "--time-factor-under-load", paramLabel = "FACTOR",
         description = "Knob: latency multiplier when max-num-seqs requests run (>= 1, linear in between).")
     Double timeFactorUnderLoad;
+
+    @CommandLine.Option(names = "--speculative-config", paramLabel = "JSON",
+        description = "vLLM's speculative decoding config, e.g. '{\"method\":\"ngram\",\"num_speculative_tokens\":4}'" +
+            ": every decode step schedules K = num_speculative_tokens draft tokens per request (against " +
+            "--max-num-batched-tokens) and emits 1 to K + 1 tokens; other keys are accepted and ignored.")
+    String speculativeConfig;
+
+    @CommandLine.Option(names = "--spec-acceptance-rate", paramLabel = "RATE[,RATE...]", split = ",",
+        description = "With --speculative-config: per-position acceptance rates as vLLM reports them (share of " +
+            "drafts whose position i is accepted; K non-increasing values), or one per-draft probability p " +
+            "(rates p, p^2, ...; default " + SpeculativeDecoding.DEFAULT_ACCEPTANCE_RATE + ").")
+    double[] specAcceptanceRates;
+
+    /**
+     * @return the speculative decoding {@code --speculative-config} asks for, or null.
+     * @throws IllegalArgumentException (one line) for a config that is not a JSON object with an integer
+     *     {@code num_speculative_tokens} >= 1, or bad acceptance rates.
+     */
+    public SpeculativeDecoding speculativeDecoding()
+    {
+        if (null == speculativeConfig)
+        {
+            if (null != specAcceptanceRates)
+            {
+                throw new IllegalArgumentException("--spec-acceptance-rate needs --speculative-config");
+            }
+            return null;
+        }
+        final JsonNode json;
+        try
+        {
+            json = new ObjectMapper().readTree(speculativeConfig);
+        }
+        catch (final JsonProcessingException ex)
+        {
+            throw new IllegalArgumentException("--speculative-config is not valid JSON: " +
+                ex.getOriginalMessage());
+        }
+        if (null == json || !json.isObject())
+        {
+            throw new IllegalArgumentException("--speculative-config must be a JSON object, got: " +
+                speculativeConfig);
+        }
+        final JsonNode k = json.get("num_speculative_tokens");
+        if (null == k || !k.canConvertToInt() || !k.isIntegralNumber() || k.intValue() < 1)
+        {
+            throw new IllegalArgumentException("--speculative-config: num_speculative_tokens must be an integer " +
+                ">= 1, got " + (null == k ? "none" : k.toString()));
+        }
+        try
+        {
+            return SpeculativeDecoding.of(k.intValue(), specAcceptanceRates);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new IllegalArgumentException("--spec-acceptance-rate: " + ex.getMessage(), ex);
+        }
+    }
 
     private boolean anyKnobGiven()
     {

@@ -52,6 +52,7 @@ public final class EngineConfig
     private OutputLengthDistribution outputLengths = OutputLengthDistribution.MOONCAKE_CONVERSATION;
     private int[] randomTokenIds = {0};
     private int eosTokenId;
+    private SpeculativeDecoding speculativeDecoding;
     private boolean concluded;
 
     /**
@@ -330,6 +331,32 @@ public final class EngineConfig
     }
 
     /**
+     * @param value speculative decoding ({@code --speculative-config}), or null for none.
+     * @return this.
+     */
+    public EngineConfig speculativeDecoding(final SpeculativeDecoding value)
+    {
+        speculativeDecoding = value;
+        return this;
+    }
+
+    /**
+     * @return speculative decoding, or null when off.
+     */
+    public SpeculativeDecoding speculativeDecoding()
+    {
+        return speculativeDecoding;
+    }
+
+    /**
+     * @return draft tokens per decoding request and step, 0 without speculative decoding.
+     */
+    public int numSpeculativeTokens()
+    {
+        return null == speculativeDecoding ? 0 : speculativeDecoding.numSpeculativeTokens();
+    }
+
+    /**
      * @param value the latency model.
      * @return this.
      */
@@ -441,6 +468,7 @@ public final class EngineConfig
         copy.requestObserver = requestObserver;
         copy.kvEventSink = kvEventSink;
         copy.kvConnector = kvConnector;
+        copy.speculativeDecoding = speculativeDecoding;
         return copy;
     }
 

@@ -155,7 +155,7 @@ public final class CalibrateCommand implements Callable<Integer>
         try
         {
             run = TraceReplayRun.replay(trace.records(), new TraceReplayRun.Settings(seqs, maxNumBatchedTokens,
-                blockSize, !noPrefixCaching, seed, model));
+                blockSize, !noPrefixCaching, seed, model, latency.speculativeDecoding()));
         }
         catch (final IllegalArgumentException ex)
         {

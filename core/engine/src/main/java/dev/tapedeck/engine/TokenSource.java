@@ -1,0 +1,77 @@
+package dev.tapedeck.engine;
+
+import dev.tapedeck.workload.OutputLengthDistribution;
+
+/**
+ * Where a request's output tokens come from and how many it produces: EOS emulation (a drawn natural length when
+ * {@code max_tokens} is unset), echoed prompts, a token pool of the request's own, or the engine's random token space.
+ * <p>
+ * <b>Not thread safe</b>; owned by the engine and called on its thread. Allocates nothing per token.
+ */
+final class TokenSource
+{
+    private final OutputLengthDistribution outputLengths;
+    private final int maxModelLen;
+    private final int[] randomTokenIds;
+    private final int eosTokenId;
+
+    TokenSource(final EngineConfig config)
+    {
+        outputLengths = config.outputLengths();
+        maxModelLen = config.maxModelLen();
+        randomTokenIds = config.randomTokenIds();
+        eosTokenId = config.eosTokenId();
+    }
+
+    /**
+     * Decide how many tokens the request will produce and why it will stop (EOS emulation).
+     */
+    void planOutput(final Request request)
+    {
+        final int room = maxModelLen - request.promptLength();
+        final int[] echo = request.echoTokenIds();
+        final int maxTokens = request.maxTokens();
+        request.endsWithEos = false;
+        if (null != echo)
+        {
+            final int cap = Request.UNSET == maxTokens ? room : maxTokens;
+            final boolean whole = echo.length <= cap;
+            request.outputLimit = whole ? Math.max(echo.length, 1) : cap;
+            request.limitFinishReason = whole ? FinishReason.STOP : FinishReason.LENGTH;
+        }
+        else if (Request.UNSET != maxTokens)
+        {
+            request.outputLimit = maxTokens;
+            request.limitFinishReason = FinishReason.LENGTH;
+        }
+        else if (request.ignoreEos())
+        {
+            request.outputLimit = room;
+            request.limitFinishReason = FinishReason.LENGTH;
+        }
+        else
+        {
+            final int natural = Math.max(outputLengths.draw(request.random), Math.max(request.minTokens(), 1));
+            final boolean fits = natural < room;
+            request.outputLimit = fits ? natural : room;
+            request.limitFinishReason = fits ? FinishReason.STOP : FinishReason.LENGTH;
+            request.endsWithEos = fits;
+        }
+    }
+
+    int nextTokenId(final Request request)
+    {
+        final int index = request.numOutputTokens;
+        if (request.endsWithEos && index + 1 == request.outputLimit)
+        {
+            return request.eosTokenIdOr(eosTokenId);
+        }
+        final int[] echo = request.echoTokenIds();
+        if (null != echo)
+        {
+            return echo[index % echo.length];
+        }
+        final int[] pool = null != request.tokenPool() ? request.tokenPool() : randomTokenIds;
+        return pool[request.random.nextInt(pool.length)];
+    }
+}
