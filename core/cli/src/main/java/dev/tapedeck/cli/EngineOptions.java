@@ -166,6 +166,7 @@ final class EngineOptions
             .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : null != latency.profileFile() ?
                 latency.profileFile().frontendDelayNs() : 0)
             .latencyModel(latency.build(maxNumSeqs))
-            .speculativeDecoding(latency.speculativeDecoding());
+            .speculativeDecoding(latency.speculativeDecoding())
+            .tokenReplay(latency.tokenReplay());
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import picocli.CommandLine;
 
 import dev.tapedeck.engine.SpeculativeDecoding;
+import dev.tapedeck.engine.TokenReplay;
 import dev.tapedeck.latency.KnobLatencyModel;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
@@ -110,6 +111,50 @@ public final class LatencyOptions
             "drafts whose position i is accepted; K non-increasing values), or one per-draft probability p " +
             "(rates p, p^2, ...; default " + SpeculativeDecoding.DEFAULT_ACCEPTANCE_RATE + ").")
     double[] specAcceptanceRates;
+
+    @CommandLine.Option(names = "--replay-tokens", paramLabel = "FILE",
+        description = "A trace recorded with token ids (record --record-tokens, --trace-out with it, or vllm-vcr): " +
+            "a request whose prompt matches a recorded one (same length and full-block fingerprints) gets its " +
+            "output_token_ids and finish reason; others use the normal token source.")
+    java.nio.file.Path replayTokensFile;
+
+    private TokenReplay tokenReplay;
+
+    /**
+     * @return the recorded outputs {@code --replay-tokens} names (read once), or null.
+     * @throws IllegalArgumentException (naming the file, and the line of a bad record) for a file that cannot be read
+     *     or an unusable trace.
+     */
+    public TokenReplay tokenReplay()
+    {
+        if (null == tokenReplay && null != replayTokensFile)
+        {
+            tokenReplay = read("--replay-tokens", replayTokensFile, TokenReplay::read);
+        }
+        return tokenReplay;
+    }
+
+    /** Reads one file a flag names. */
+    private interface FileReader<T>
+    {
+        T read(java.nio.file.Path file) throws java.io.IOException;
+    }
+
+    private static <T> T read(final String flag, final java.nio.file.Path file, final FileReader<T> reader)
+    {
+        try
+        {
+            return reader.read(file);
+        }
+        catch (final java.nio.file.NoSuchFileException ex)
+        {
+            throw new IllegalArgumentException(flag + ": no such file: " + file, ex);
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new IllegalArgumentException(flag + ": cannot read " + file + ": " + ex.getMessage(), ex);
+        }
+    }
 
     /**
      * @return the speculative decoding {@code --speculative-config} asks for, or null.

@@ -183,6 +183,28 @@ class CliTest
     }
 
     @Test
+    void shouldRejectAnUnusableReplayTokensFileWithOneLine() throws Exception
+    {
+        final CliRun missing = run("serve", "--port", "0", "--replay-tokens", "/nonexistent/trace.jsonl");
+        assertEquals(2, missing.exitCode());
+        assertEquals("tapedeck serve: error: --replay-tokens: no such file: /nonexistent/trace.jsonl",
+            missing.err().trim());
+        final java.nio.file.Path plain = java.nio.file.Files.createTempFile("plain", ".jsonl");
+        try
+        {
+            java.nio.file.Files.writeString(plain, "{\"prompt_tokens\":40,\"output_tokens\":1,\"ttft_ms\":1}\n");
+            final CliRun noIds = run("serve", "--port", "0", "--replay-tokens", plain.toString());
+            assertEquals(2, noIds.exitCode());
+            assertTrue(noIds.err().contains(plain + ": --replay-tokens needs records with both output_token_ids"),
+                noIds.err());
+        }
+        finally
+        {
+            java.nio.file.Files.delete(plain);
+        }
+    }
+
+    @Test
     void shouldTurnPrefixCachingOnByDefaultAndOffOnRequest()
     {
         final EngineOptions defaults = new EngineOptions();

@@ -53,6 +53,7 @@ public final class EngineConfig
     private int[] randomTokenIds = {0};
     private int eosTokenId;
     private SpeculativeDecoding speculativeDecoding;
+    private TokenReplay tokenReplay;
     private boolean concluded;
 
     /**
@@ -357,6 +358,24 @@ public final class EngineConfig
     }
 
     /**
+     * @param value recorded outputs to serve for matching prompts ({@code --replay-tokens}), or null.
+     * @return this.
+     */
+    public EngineConfig tokenReplay(final TokenReplay value)
+    {
+        tokenReplay = value;
+        return this;
+    }
+
+    /**
+     * @return recorded outputs served for matching prompts, or null.
+     */
+    public TokenReplay tokenReplay()
+    {
+        return tokenReplay;
+    }
+
+    /**
      * @param value the latency model.
      * @return this.
      */
@@ -469,6 +488,7 @@ public final class EngineConfig
         copy.kvEventSink = kvEventSink;
         copy.kvConnector = kvConnector;
         copy.speculativeDecoding = speculativeDecoding;
+        copy.tokenReplay = tokenReplay;
         return copy;
     }
 

@@ -75,6 +75,9 @@ public final class Request implements EngineMetrics.RequestTiming
     long loadTimerId = -1;
     FinishReason finishReason;
     SeededRandom random;
+    /** {@code --replay-tokens}: the recorded output of this prompt, or null. */
+    int[] recordedTokenIds;
+    FinishReason recordedFinish;
 
     /**
      * @param requestId the id the client or frontend knows the request by.

@@ -4,7 +4,8 @@ import dev.tapedeck.workload.OutputLengthDistribution;
 
 /**
  * Where a request's output tokens come from and how many it produces: EOS emulation (a drawn natural length when
- * {@code max_tokens} is unset), echoed prompts, a token pool of the request's own, or the engine's random token space.
+ * {@code max_tokens} is unset), echoed prompts, a recorded output ({@link TokenReplay}), a token pool of the request's
+ * own, or the engine's random token space.
  * <p>
  * <b>Not thread safe</b>; owned by the engine and called on its thread. Allocates nothing per token.
  */
@@ -14,6 +15,7 @@ final class TokenSource
     private final int maxModelLen;
     private final int[] randomTokenIds;
     private final int eosTokenId;
+    private final TokenReplay replay;
 
     TokenSource(final EngineConfig config)
     {
@@ -21,6 +23,7 @@ final class TokenSource
         maxModelLen = config.maxModelLen();
         randomTokenIds = config.randomTokenIds();
         eosTokenId = config.eosTokenId();
+        replay = config.tokenReplay();
     }
 
     /**
@@ -32,7 +35,20 @@ final class TokenSource
         final int[] echo = request.echoTokenIds();
         final int maxTokens = request.maxTokens();
         request.endsWithEos = false;
-        if (null != echo)
+        request.recordedTokenIds = null;
+        if (null != replay && null == echo)
+        {
+            replay.assign(request);
+        }
+        final int[] recorded = request.recordedTokenIds;
+        if (null != recorded)
+        {
+            final int cap = Request.UNSET != maxTokens ? maxTokens : room;
+            final boolean whole = recorded.length <= cap;
+            request.outputLimit = whole ? recorded.length : cap;
+            request.limitFinishReason = whole ? request.recordedFinish : FinishReason.LENGTH;
+        }
+        else if (null != echo)
         {
             final int cap = Request.UNSET == maxTokens ? room : maxTokens;
             final boolean whole = echo.length <= cap;
@@ -62,6 +78,11 @@ final class TokenSource
     int nextTokenId(final Request request)
     {
         final int index = request.numOutputTokens;
+        final int[] recorded = request.recordedTokenIds;
+        if (null != recorded && index < recorded.length)
+        {
+            return recorded[index];
+        }
         if (request.endsWithEos && index + 1 == request.outputLimit)
         {
             return request.eosTokenIdOr(eosTokenId);
