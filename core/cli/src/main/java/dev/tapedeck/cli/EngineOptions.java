@@ -167,6 +167,7 @@ final class EngineOptions
                 latency.profileFile().frontendDelayNs() : 0)
             .latencyModel(latency.build(maxNumSeqs))
             .speculativeDecoding(latency.speculativeDecoding())
-            .tokenReplay(latency.tokenReplay());
+            .tokenReplay(latency.tokenReplay())
+            .stepReplay(latency.stepReplay());
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import picocli.CommandLine;
 
 import dev.tapedeck.engine.SpeculativeDecoding;
+import dev.tapedeck.engine.StepReplay;
 import dev.tapedeck.engine.TokenReplay;
 import dev.tapedeck.latency.KnobLatencyModel;
 import dev.tapedeck.latency.LatencyModel;
@@ -119,6 +120,33 @@ public final class LatencyOptions
     java.nio.file.Path replayTokensFile;
 
     private TokenReplay tokenReplay;
+
+    @CommandLine.Option(names = "--replay-steps", paramLabel = "FILE",
+        description = "A trace with itl_ms (vllm-vcr or tapedeck): a matching request gets the recorded first chunk " +
+            "and each decode step's recorded gap and tokens verbatim; K = max(itl_tokens) - 1 > 0 turns on " +
+            "speculative-decoding accounting. Unmatched requests stay on the latency model.")
+    java.nio.file.Path replayStepsFile;
+
+    @CommandLine.Option(names = "--replay-steps-match", paramLabel = "prefix|index", defaultValue = "prefix",
+        description = "How --replay-steps finds a request's record: prefix (deepest shared prompt block " +
+            "fingerprint; default) or index (record i of the trace's arrival order for a request id ending in -i).")
+    StepReplay.Match replayStepsMatch;
+
+    private StepReplay stepReplay;
+
+    /**
+     * @return the recorded steps {@code --replay-steps} names (read once), or null.
+     * @throws IllegalArgumentException (naming the file, and the line of a bad record) for a file that cannot be read
+     *     or an unusable trace.
+     */
+    public StepReplay stepReplay()
+    {
+        if (null == stepReplay && null != replayStepsFile)
+        {
+            stepReplay = read("--replay-steps", replayStepsFile, f -> StepReplay.read(f, replayStepsMatch));
+        }
+        return stepReplay;
+    }
 
     /**
      * @return the recorded outputs {@code --replay-tokens} names (read once), or null.

@@ -11,6 +11,7 @@ import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.RequestObserver;
 import dev.tapedeck.engine.SpeculativeDecoding;
+import dev.tapedeck.engine.StepReplay;
 import dev.tapedeck.engine.VirtualTimeDriver;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.trace.TraceRecord;
@@ -51,9 +52,11 @@ public final class TraceReplayRun
      * @param seed the engine's seed.
      * @param latencyModel what times the steps.
      * @param speculativeDecoding speculative decoding, or null for none.
+     * @param stepReplay recorded steps served to matching requests (the replay's request ids are {@code replay-i}),
+     *     or null.
      */
     public record Settings(int maxNumSeqs, int maxNumBatchedTokens, int blockSize, boolean enablePrefixCaching,
-        long seed, LatencyModel latencyModel, SpeculativeDecoding speculativeDecoding)
+        long seed, LatencyModel latencyModel, SpeculativeDecoding speculativeDecoding, StepReplay stepReplay)
     {
         /**
          * Without speculative decoding.
@@ -68,7 +71,7 @@ public final class TraceReplayRun
         public Settings(final int maxNumSeqs, final int maxNumBatchedTokens, final int blockSize,
             final boolean enablePrefixCaching, final long seed, final LatencyModel latencyModel)
         {
-            this(maxNumSeqs, maxNumBatchedTokens, blockSize, enablePrefixCaching, seed, latencyModel, null);
+            this(maxNumSeqs, maxNumBatchedTokens, blockSize, enablePrefixCaching, seed, latencyModel, null, null);
         }
     }
 
@@ -139,6 +142,7 @@ public final class TraceReplayRun
             .maxWaitingQueueLength(Math.max(source.size(), EngineConfig.DEFAULT_MAX_WAITING_QUEUE_LENGTH))
             .latencyModel(settings.latencyModel())
             .speculativeDecoding(settings.speculativeDecoding())
+            .stepReplay(settings.stepReplay())
             .seed(settings.seed())
             .tokenSpace(STOP_TOKEN, STOP_TOKEN_ID)
             .requestObserver(ids)

@@ -38,6 +38,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private final Step step;
     private final DeadlineTimers clock;
     private final LatencyModel latencyModel;
+    private final StepTimer stepTimer;
     private final SeededRandom random;
     private final EngineMetrics metrics;
     private final RequestObserver observer;
@@ -78,6 +79,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.step = new Step(config.maxNumSeqs());
         this.clock = new DeadlineTimers(startNs);
         this.latencyModel = config.latencyModel();
+        this.stepTimer = new StepTimer(latencyModel);
         this.observer = config.requestObserver();
         this.random = new SeededRandom(config.seed());
         this.metrics = new EngineMetrics(config.maxModelLen());
@@ -164,7 +166,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         }
         request.random = new SeededRandom(
             request.hasSeed() ? request.seed() : SeededRandom.mix(config.seed(), arrivalSequence));
-        tokens.planOutput(request);
+        tokens.plan(request);
         kv.prepare(request);
         request.arrivalSequence = arrivalSequence++;
         request.queuedNs = nowNs + config.frontendDelayNs();
@@ -258,7 +260,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 if (Request.State.HELD == request.state)
                 {
                     request.state = Request.State.DECODE;
-                    generateToken(request, dueNs);
+                    emit(request, request.firstChunkTokens, dueNs);
                 }
                 work++;
             }
@@ -532,7 +534,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             return;
         }
         stepSequence++;
-        final long durationNs = Math.max(0, latencyModel.stepDurationNs(step, random));
+        final long durationNs = Math.max(0, stepTimer.durationNs(step, random));
         step.endNs(startNs + durationNs);
         stepTimerId = clock.schedule(startNs + durationNs, startNs);
         stepInFlight = true;
@@ -563,26 +565,6 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         }
     }
 
-    /**
-     * A decode step's output: one token, plus the accepted run of its speculative drafts; it stops early when the
-     * request finishes (max_tokens, EOS, a stop token or string).
-     */
-    private void generateBurst(final Request request, final int drafts, final long endNs)
-    {
-        int burst = 1;
-        if (drafts > 0)
-        {
-            final int accepted = speculative.accept(drafts, request.random);
-            metrics.onSpecDraft(drafts, accepted);
-            burst += accepted;
-        }
-        generateToken(request, endNs);
-        for (int t = 1; t < burst && Request.State.DECODE == request.state; t++)
-        {
-            generateToken(request, endNs, true);
-        }
-    }
-
     private int countPrefillTokens()
     {
         int tokens = 0;
@@ -607,7 +589,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         {
             // recomputed after a preemption: the step that completes it samples the next token
             request.state = Request.State.DECODE;
-            generateToken(request, endNs);
+            emit(request, 1, endNs);
             return;
         }
         final long holdUntilNs = request.scheduledNs + request.firstTokenDelayNs;
@@ -619,12 +601,41 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             return;
         }
         request.state = Request.State.DECODE;
-        generateToken(request, endNs);
+        emit(request, request.firstChunkTokens, endNs);
     }
 
-    private void generateToken(final Request request, final long nowNs)
+    /**
+     * A decode step's output: its recorded tokens ({@code --replay-steps}), or one token plus the accepted run of its
+     * speculative drafts; it stops early when the request finishes (max_tokens, EOS, a stop token or string).
+     */
+    private void generateBurst(final Request request, final int drafts, final long endNs)
     {
-        generateToken(request, nowNs, false);
+        int burst = 1;
+        if (request.hasRecordedStep())
+        {
+            burst = request.stepTokens[request.stepCursor++];
+            if (drafts > 0)
+            {
+                metrics.onSpecDraft(drafts, Math.min(burst - 1, drafts));
+            }
+        }
+        else if (drafts > 0)
+        {
+            final int accepted = speculative.accept(drafts, request.random);
+            metrics.onSpecDraft(drafts, accepted);
+            burst += accepted;
+        }
+        emit(request, burst, endNs);
+    }
+
+    /** One output of {@code tokens} tokens (fewer if the request finishes first). */
+    private void emit(final Request request, final int tokens, final long atNs)
+    {
+        generateToken(request, atNs, false);
+        for (int t = 1; t < tokens && Request.State.DECODE == request.state; t++)
+        {
+            generateToken(request, atNs, true);
+        }
     }
 
     /**

@@ -54,6 +54,7 @@ public final class EngineConfig
     private int eosTokenId;
     private SpeculativeDecoding speculativeDecoding;
     private TokenReplay tokenReplay;
+    private StepReplay stepReplay;
     private boolean concluded;
 
     /**
@@ -376,6 +377,24 @@ public final class EngineConfig
     }
 
     /**
+     * @param value recorded steps to serve to matching requests ({@code --replay-steps}), or null.
+     * @return this.
+     */
+    public EngineConfig stepReplay(final StepReplay value)
+    {
+        stepReplay = value;
+        return this;
+    }
+
+    /**
+     * @return recorded steps served to matching requests, or null.
+     */
+    public StepReplay stepReplay()
+    {
+        return stepReplay;
+    }
+
+    /**
      * @param value the latency model.
      * @return this.
      */
@@ -489,6 +508,7 @@ public final class EngineConfig
         copy.kvConnector = kvConnector;
         copy.speculativeDecoding = speculativeDecoding;
         copy.tokenReplay = tokenReplay;
+        copy.stepReplay = stepReplay;
         return copy;
     }
 
@@ -517,6 +537,10 @@ public final class EngineConfig
             " tokens but --kv-cache-size is " + kvCacheBlocks + " blocks: raise --kv-cache-size or lower " +
             "--max-model-len (vLLM refuses to start in this case too)");
         check(problems, null != latencyModel, "a latency model is required");
+        if (null == speculativeDecoding && null != stepReplay && stepReplay.numSpecTokens() > 0)
+        {
+            speculativeDecoding = SpeculativeDecoding.recorded(stepReplay.numSpecTokens());
+        }
         check(problems, null != randomTokenIds && randomTokenIds.length > 0, "the token space is empty");
         if (problems.length() > 0)
         {

@@ -78,6 +78,13 @@ public final class Request implements EngineMetrics.RequestTiming
     /** {@code --replay-tokens}: the recorded output of this prompt, or null. */
     int[] recordedTokenIds;
     FinishReason recordedFinish;
+    /** {@code --replay-steps}: tokens of the first output, and the recorded decode steps (null when unmatched). */
+    int firstChunkTokens = 1;
+    long[] stepGapsNs;
+    int[] stepTokens;
+    int stepCursor;
+    /** Speculative draft tokens scheduled with each decode of this request (0 without speculative decoding). */
+    int draftTokens;
 
     /**
      * @param requestId the id the client or frontend knows the request by.
@@ -550,6 +557,14 @@ public final class Request implements EngineMetrics.RequestTiming
     /**
      * @return the context a decode step attends over: prompt plus generated tokens.
      */
+    /**
+     * @return true while the request has recorded decode steps left ({@code --replay-steps}).
+     */
+    boolean hasRecordedStep()
+    {
+        return null != stepGapsNs && stepCursor < stepGapsNs.length;
+    }
+
     int contextLength()
     {
         return promptTokenIds.length + numOutputTokens;

@@ -34,7 +34,6 @@ final class Scheduler
     private final LoraUsage loras;
     private final int maxNumBatchedTokens;
     private final int longPrefillTokenThreshold;
-    private final int numSpeculativeTokens;
     private final int maxModelLen;
     private final boolean byPriority;
     private int runningCount;
@@ -57,7 +56,6 @@ final class Scheduler
         this.kv = kv;
         maxNumBatchedTokens = config.maxNumBatchedTokens();
         longPrefillTokenThreshold = config.longPrefillTokenThreshold();
-        numSpeculativeTokens = config.numSpeculativeTokens();
         maxModelLen = config.maxModelLen();
         byPriority = SchedulingPolicy.PRIORITY == config.schedulingPolicy();
         loras = new LoraUsage(config.maxLoras());
@@ -124,7 +122,7 @@ final class Scheduler
             {
                 continue;
             }
-            final int drafts = Math.max(0, Math.min(numSpeculativeTokens,
+            final int drafts = Math.max(0, Math.min(request.draftTokens,
                 Math.min(budget - 1, maxModelLen - 1 - request.numTokens())));
             if (allocateOrPreempt(step, request, 1 + drafts, admission))
             {

@@ -16,6 +16,8 @@ final class TokenSource
     private final int[] randomTokenIds;
     private final int eosTokenId;
     private final TokenReplay replay;
+    private final StepReplay steps;
+    private final SpeculativeDecoding speculative;
 
     TokenSource(final EngineConfig config)
     {
@@ -24,6 +26,45 @@ final class TokenSource
         randomTokenIds = config.randomTokenIds();
         eosTokenId = config.eosTokenId();
         replay = config.tokenReplay();
+        steps = config.stepReplay();
+        speculative = config.speculativeDecoding();
+    }
+
+    /**
+     * Plan a new request's output ({@link #planOutput}), then apply its recorded steps, if any: at most the
+     * recorded total, finishing as recorded, and no EOS emulation; and set its speculative drafts per step.
+     */
+    void plan(final Request request)
+    {
+        request.stepGapsNs = null;
+        request.stepTokens = null;
+        request.firstChunkTokens = 1;
+        planOutput(request);
+        if (null != steps && null == request.echoTokenIds())
+        {
+            final FinishReason recordedTokensFinish = request.recordedFinish;
+            steps.assign(request);
+            if (null != request.stepTokens)
+            {
+                long total = request.firstChunkTokens;
+                for (final int tokens : request.stepTokens)
+                {
+                    total += tokens;
+                }
+                final int cap = Request.UNSET != request.maxTokens() ? request.maxTokens() :
+                    maxModelLen - request.promptLength();
+                final boolean whole = total <= cap;
+                request.outputLimit = whole ? (int)total : cap;
+                request.limitFinishReason = whole ? request.recordedFinish : FinishReason.LENGTH;
+                request.endsWithEos = false;
+            }
+            if (null != request.recordedTokenIds)
+            {
+                request.recordedFinish = recordedTokensFinish;
+            }
+        }
+        request.draftTokens = null == speculative || (speculative.recorded() && null == request.stepTokens) ? 0 :
+            speculative.numSpeculativeTokens();
     }
 
     /**

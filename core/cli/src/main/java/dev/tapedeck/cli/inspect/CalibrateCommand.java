@@ -155,7 +155,7 @@ public final class CalibrateCommand implements Callable<Integer>
         try
         {
             run = TraceReplayRun.replay(trace.records(), new TraceReplayRun.Settings(seqs, maxNumBatchedTokens,
-                blockSize, !noPrefixCaching, seed, model, latency.speculativeDecoding()));
+                blockSize, !noPrefixCaching, seed, model, latency.speculativeDecoding(), latency.stepReplay()));
         }
         catch (final IllegalArgumentException ex)
         {
