@@ -165,7 +165,7 @@ final class EngineOptions
             .seed(seed)
             .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : null != latency.profileFile() ?
                 latency.profileFile().frontendDelayNs() : 0)
-            .latencyModel(latency.build(maxNumSeqs))
+            .latencyModel(latency.build(maxNumSeqs, maxNumBatchedTokens))
             .speculativeDecoding(latency.speculativeDecoding())
             .tokenReplay(latency.tokenReplay())
             .stepReplay(latency.stepReplay());

@@ -13,6 +13,7 @@ import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.latency.StepProfileFile;
+import dev.tapedeck.latency.TraceLatencyModel;
 
 /**
  * Latency-model flags shared by every face that runs an engine. The knob flags use llm-d-inference-sim's names and
@@ -237,12 +238,45 @@ public final class LatencyOptions
             null != timeFactorUnderLoad || null != calculator;
     }
 
+    @CommandLine.Option(names = "--latency-trace", paramLabel = "FILE[,FILE...]", split = ",",
+        description = "Latency learnt from captured traces (vllm-vcr's or tapedeck's record / --trace-out): " +
+            "TTFT from a prefill service curve, each request's decode steps (gaps and itl_tokens bursts) drawn " +
+            "from recorded requests of similar prompt length and concurrency, prefill chunks from the fitted " +
+            "chunk-cost law. Replaces --latency-model.")
+    java.util.List<java.nio.file.Path> latencyTraceFiles;
+
+    private LatencyModel traceModel;
+
     /**
      * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
      * @return the configured model.
      */
     public LatencyModel build(final int maxNumSeqs)
     {
+        return build(maxNumSeqs, dev.tapedeck.engine.EngineConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS);
+    }
+
+    /**
+     * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
+     * @param maxNumBatchedTokens the engine's token budget per step (the trace model's chunk law uses it).
+     * @return the configured model.
+     * @throws IllegalArgumentException (one line) for conflicting flags or an unusable latency trace.
+     */
+    public LatencyModel build(final int maxNumSeqs, final int maxNumBatchedTokens)
+    {
+        if (null != latencyTraceFiles && !latencyTraceFiles.isEmpty())
+        {
+            if (null != kind || anyKnobGiven())
+            {
+                throw new IllegalArgumentException("give --latency-trace or --latency-model and its knobs, not both");
+            }
+            if (null == traceModel)
+            {
+                traceModel = read("--latency-trace", latencyTraceFiles.get(0),
+                    f -> TraceLatencyModel.read(latencyTraceFiles, maxNumBatchedTokens));
+            }
+            return traceModel;
+        }
         final ModelKind chosen = null != kind ? kind : anyKnobGiven() ? ModelKind.KNOB : ModelKind.STEP;
         if (ModelKind.KNOB == chosen)
         {

@@ -205,6 +205,29 @@ class CliTest
     }
 
     @Test
+    void shouldRejectConflictingOrUnusableLatencyTraces() throws Exception
+    {
+        final java.nio.file.Path single = java.nio.file.Files.createTempFile("single", ".jsonl");
+        try
+        {
+            java.nio.file.Files.writeString(single, "{\"prompt_tokens\":40,\"output_tokens\":1,\"ttft_ms\":1}\n");
+            final CliRun both = run("serve", "--port", "0", "--latency-trace", single.toString(), "--latency-model",
+                "knob");
+            assertEquals(2, both.exitCode());
+            assertTrue(both.err().contains("give --latency-trace or --latency-model and its knobs, not both"),
+                both.err());
+            final CliRun noItl = run("serve", "--port", "0", "--latency-trace", single.toString());
+            assertEquals(2, noItl.exitCode());
+            assertTrue(noItl.err().contains("no record has ITL data"), noItl.err());
+            assertEquals(1, noItl.err().trim().lines().count(), noItl.err());
+        }
+        finally
+        {
+            java.nio.file.Files.delete(single);
+        }
+    }
+
+    @Test
     void shouldTurnPrefixCachingOnByDefaultAndOffOnRequest()
     {
         final EngineOptions defaults = new EngineOptions();

@@ -619,6 +619,14 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 metrics.onSpecDraft(drafts, Math.min(burst - 1, drafts));
             }
         }
+        else if (null != request.pacing)
+        {
+            burst = request.pacedTokens;
+            if (drafts > 0)
+            {
+                metrics.onSpecDraft(drafts, Math.min(burst - 1, drafts));
+            }
+        }
         else if (drafts > 0)
         {
             final int accepted = speculative.accept(drafts, request.random);

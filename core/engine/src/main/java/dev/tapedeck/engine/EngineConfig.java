@@ -541,6 +541,10 @@ public final class EngineConfig
         {
             speculativeDecoding = SpeculativeDecoding.recorded(stepReplay.numSpecTokens());
         }
+        if (null == speculativeDecoding && null != latencyModel && latencyModel.speculativeTokens() > 0)
+        {
+            speculativeDecoding = SpeculativeDecoding.recorded(latencyModel.speculativeTokens());
+        }
         check(problems, null != randomTokenIds && randomTokenIds.length > 0, "the token space is empty");
         if (problems.length() > 0)
         {

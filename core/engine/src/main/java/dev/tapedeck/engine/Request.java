@@ -83,6 +83,9 @@ public final class Request implements EngineMetrics.RequestTiming
     long[] stepGapsNs;
     int[] stepTokens;
     int stepCursor;
+    /** A pacing latency model's state for this request ({@code --latency-trace}), or null; tokens of its step. */
+    dev.tapedeck.latency.DecodePacing pacing;
+    int pacedTokens = 1;
     /** Speculative draft tokens scheduled with each decode of this request (0 without speculative decoding). */
     int draftTokens;
 

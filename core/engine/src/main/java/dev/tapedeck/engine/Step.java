@@ -175,6 +175,12 @@ public final class Step implements StepShape
     }
 
     @Override
+    public int scheduledTokens()
+    {
+        return totalTokens();
+    }
+
+    @Override
     public int decodeRequests()
     {
         return decodeRequests;

@@ -8,7 +8,8 @@ import dev.tapedeck.latency.StepShape;
  * How long a composed step lasts. Without recorded decoders ({@code --replay-steps}) it is the latency model's cost
  * of the step. With them, the recorded decoder with the longest context paces the step: its next recorded gap is the
  * step's decode time; the step lasts the longer of that gap and the model's cost of the rest of the step (prefill
- * chunks and decodes of unmatched requests; nothing when there is no rest).
+ * chunks and decodes of unmatched requests; nothing when there is no rest). A latency model that paces decodes
+ * ({@link LatencyModel#newDecodePacing}) draws each of its decoders' gap and tokens here, the same way.
  * <p>
  * <b>Not thread safe</b>; owned by the engine. Allocates nothing per step.
  */
@@ -30,13 +31,23 @@ final class StepTimer
         for (int i = 0, size = step.size(); i < size; i++)
         {
             final Request request = step.request(i);
-            if (Request.State.DECODE == request.state && request.hasRecordedStep())
+            if (Request.State.DECODE == request.state && (request.hasRecordedStep() || null != request.pacing))
             {
+                final long gapNs;
+                if (request.hasRecordedStep())
+                {
+                    gapNs = request.stepGapsNs[request.stepCursor];
+                }
+                else
+                {
+                    gapNs = model.pacedStepNs(request.pacing, step.runningRequests(), random);
+                    request.pacedTokens = request.pacing.tokens();
+                }
                 final int context = request.contextLength();
                 if (context > pacerContext)
                 {
                     pacerContext = context;
-                    pacerGapNs = request.stepGapsNs[request.stepCursor];
+                    pacerGapNs = gapNs;
                 }
                 rest.decodeRequests--;
                 rest.decodeContextTokens -= context;
@@ -58,6 +69,7 @@ final class StepTimer
         int prefillRequests;
         long decodeContextTokens;
         int runningRequests;
+        int scheduledTokens;
 
         void of(final Step step)
         {
@@ -66,6 +78,13 @@ final class StepTimer
             prefillRequests = step.prefillRequests();
             decodeContextTokens = step.decodeContextTokens();
             runningRequests = step.runningRequests();
+            scheduledTokens = step.totalTokens();
+        }
+
+        @Override
+        public int scheduledTokens()
+        {
+            return scheduledTokens;
         }
 
         @Override

@@ -18,6 +18,7 @@ final class TokenSource
     private final TokenReplay replay;
     private final StepReplay steps;
     private final SpeculativeDecoding speculative;
+    private final dev.tapedeck.latency.LatencyModel model;
 
     TokenSource(final EngineConfig config)
     {
@@ -28,6 +29,7 @@ final class TokenSource
         replay = config.tokenReplay();
         steps = config.stepReplay();
         speculative = config.speculativeDecoding();
+        model = config.latencyModel();
     }
 
     /**
@@ -63,7 +65,10 @@ final class TokenSource
                 request.recordedFinish = recordedTokensFinish;
             }
         }
-        request.draftTokens = null == speculative || (speculative.recorded() && null == request.stepTokens) ? 0 :
+        request.pacing = null == request.stepTokens ? model.newDecodePacing(request.promptLength()) : null;
+        request.pacedTokens = 1;
+        final boolean bursts = null != request.stepTokens || null != request.pacing;
+        request.draftTokens = null == speculative || (speculative.recorded() && !bursts) ? 0 :
             speculative.numSpeculativeTokens();
     }
 
@@ -108,7 +113,9 @@ final class TokenSource
         }
         else
         {
-            final int natural = Math.max(outputLengths.draw(request.random), Math.max(request.minTokens(), 1));
+            final int sampled = model.sampleOutputLength(request.random);
+            final int natural = Math.max(sampled > 0 ? sampled : outputLengths.draw(request.random),
+                Math.max(request.minTokens(), 1));
             final boolean fits = natural < room;
             request.outputLimit = fits ? natural : room;
             request.limitFinishReason = fits ? FinishReason.STOP : FinishReason.LENGTH;

@@ -150,7 +150,7 @@ public final class CalibrateCommand implements Callable<Integer>
             (int)Math.min(Integer.MAX_VALUE, trace.meta().maxNumSeqs()) : EngineConfig.DEFAULT_MAX_NUM_SEQS;
         final int blockSize = null != trace.meta().blockSize() ? (int)(long)trace.meta().blockSize() :
             EngineConfig.DEFAULT_BLOCK_SIZE;
-        final LatencyModel model = latency.build(seqs);
+        final LatencyModel model = latency.build(seqs, maxNumBatchedTokens);
         final TraceReplayRun.Result run;
         try
         {
