@@ -34,6 +34,54 @@ public interface LatencyModel
     long firstTokenDelayNs(int promptTokens, int cachedTokens, int runningRequests, SeededRandom random);
 
     /**
+     * Per-request decode pacing: a model that times each decoding request's steps itself (a trace's recorded gaps)
+     * returns a fresh state for a new request; the engine then asks {@link #pacedStepNs} for every decode step of the
+     * request, and the step's decode time is the gap of its pacing request (the one with the longest context).
+     * Called once per request, at submission (it may allocate).
+     *
+     * @param promptTokens the request's prompt length.
+     * @return the request's pacing state, or null when the model times steps with {@link #stepDurationNs} only.
+     */
+    default DecodePacing newDecodePacing(final int promptTokens)
+    {
+        return null;
+    }
+
+    /**
+     * One decode step of a paced request: how long it takes and how many tokens it emits
+     * ({@link DecodePacing#tokens()}, more than 1 for a speculative-decoding burst). Must not allocate.
+     *
+     * @param pacing the request's state from {@link #newDecodePacing}.
+     * @param runningRequests requests in the running set.
+     * @param random the engine's generator.
+     * @return the step's decode time in nanoseconds, at least 0.
+     */
+    default long pacedStepNs(final DecodePacing pacing, final int runningRequests, final SeededRandom random)
+    {
+        throw new UnsupportedOperationException(describe() + " does not pace decodes");
+    }
+
+    /**
+     * @return {@code K} when the model's bursts come from speculative decoding with K drafts (the engine then does
+     *     vLLM's spec-decode accounting), else 0.
+     */
+    default int speculativeTokens()
+    {
+        return 0;
+    }
+
+    /**
+     * The natural output length of a request without {@code max_tokens} (EOS emulation).
+     *
+     * @param random the request's generator.
+     * @return a length of at least 1, or 0 to let the engine use its own output-length distribution.
+     */
+    default int sampleOutputLength(final SeededRandom random)
+    {
+        return 0;
+    }
+
+    /**
      * @return a one-line human-readable description, printed at start-up.
      */
     String describe();

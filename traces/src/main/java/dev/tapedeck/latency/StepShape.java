@@ -42,4 +42,12 @@ public interface StepShape
      * @return requests in the running set when the step was composed (scheduled in this step or not).
      */
     int runningRequests();
+
+    /**
+     * @return tokens scheduled in the step, speculative drafts included (what counts against the token budget).
+     */
+    default int scheduledTokens()
+    {
+        return decodeRequests() + prefillTokens();
+    }
 }

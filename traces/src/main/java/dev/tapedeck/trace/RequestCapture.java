@@ -112,6 +112,20 @@ public final class RequestCapture
     }
 
     /**
+     * One more token in the output {@link #onChunk} last reported (a speculative-decoding burst reported token by
+     * token).
+     */
+    public void extendChunk()
+    {
+        if (gaps > 0)
+        {
+            gapTokens[gaps - 1]++;
+            multiTokenChunk = true;
+        }
+        outputTokens++;
+    }
+
+    /**
      * Keep a generated token id (only when recording tokens).
      *
      * @param tokenId the id.

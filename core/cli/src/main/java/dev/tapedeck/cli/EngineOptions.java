@@ -193,6 +193,9 @@ final class EngineOptions
             .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : latency.frontendDelayNs(capacityModel))
             .frontendDelayJitter(null != frontendDelayJitter ? frontendDelayJitter :
                 latency.frontendDelayJitter(capacityModel))
-            .latencyModel(latency.build(maxNumSeqs, capacityModel));
+            .latencyModel(latency.build(maxNumSeqs, maxNumBatchedTokens, capacityModel))
+            .speculativeDecoding(latency.speculativeDecoding())
+            .tokenReplay(latency.tokenReplay())
+            .stepReplay(latency.stepReplay());
     }
 }

@@ -1,7 +1,13 @@
 package dev.tapedeck.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import picocli.CommandLine;
 
+import dev.tapedeck.engine.SpeculativeDecoding;
+import dev.tapedeck.engine.StepReplay;
+import dev.tapedeck.engine.TokenReplay;
 import dev.tapedeck.latency.GpuSpec;
 import dev.tapedeck.latency.KnobLatencyModel;
 import dev.tapedeck.latency.LatencyModel;
@@ -10,6 +16,7 @@ import dev.tapedeck.latency.RooflineProfile;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.latency.StepProfileFile;
+import dev.tapedeck.latency.TraceLatencyModel;
 
 /**
  * Latency-model flags shared by every face that runs an engine. The knob flags use llm-d-inference-sim's names and
@@ -120,12 +127,150 @@ public final class LatencyOptions
         description = "Knob: latency multiplier when max-num-seqs requests run (>= 1, linear in between).")
     Double timeFactorUnderLoad;
 
+    @CommandLine.Option(names = "--speculative-config", paramLabel = "JSON",
+        description = "vLLM's speculative decoding config, e.g. '{\"method\":\"ngram\",\"num_speculative_tokens\":4}'" +
+            ": every decode step schedules K = num_speculative_tokens draft tokens per request (against " +
+            "--max-num-batched-tokens) and emits 1 to K + 1 tokens; other keys are accepted and ignored.")
+    String speculativeConfig;
+
+    @CommandLine.Option(names = "--spec-acceptance-rate", paramLabel = "RATE[,RATE...]", split = ",",
+        description = "With --speculative-config: per-position acceptance rates as vLLM reports them (share of " +
+            "drafts whose position i is accepted; K non-increasing values), or one per-draft probability p " +
+            "(rates p, p^2, ...; default " + SpeculativeDecoding.DEFAULT_ACCEPTANCE_RATE + ").")
+    double[] specAcceptanceRates;
+
+    @CommandLine.Option(names = "--replay-tokens", paramLabel = "FILE",
+        description = "A trace recorded with token ids (record --record-tokens, --trace-out with it, or vllm-vcr): " +
+            "a request whose prompt matches a recorded one (same length and full-block fingerprints) gets its " +
+            "output_token_ids and finish reason; others use the normal token source.")
+    java.nio.file.Path replayTokensFile;
+
+    private TokenReplay tokenReplay;
+
+    @CommandLine.Option(names = "--replay-steps", paramLabel = "FILE",
+        description = "A trace with itl_ms (vllm-vcr or tapedeck): a matching request gets the recorded first chunk " +
+            "and each decode step's recorded gap and tokens verbatim; K = max(itl_tokens) - 1 > 0 turns on " +
+            "speculative-decoding accounting. Unmatched requests stay on the latency model.")
+    java.nio.file.Path replayStepsFile;
+
+    @CommandLine.Option(names = "--replay-steps-match", paramLabel = "prefix|index", defaultValue = "prefix",
+        description = "How --replay-steps finds a request's record: prefix (deepest shared prompt block " +
+            "fingerprint; default) or index (record i of the trace's arrival order for a request id ending in -i).")
+    StepReplay.Match replayStepsMatch;
+
+    private StepReplay stepReplay;
+
+    /**
+     * @return the recorded steps {@code --replay-steps} names (read once), or null.
+     * @throws IllegalArgumentException (naming the file, and the line of a bad record) for a file that cannot be read
+     *     or an unusable trace.
+     */
+    public StepReplay stepReplay()
+    {
+        if (null == stepReplay && null != replayStepsFile)
+        {
+            stepReplay = read("--replay-steps", replayStepsFile, f -> StepReplay.read(f, replayStepsMatch));
+        }
+        return stepReplay;
+    }
+
+    /**
+     * @return the recorded outputs {@code --replay-tokens} names (read once), or null.
+     * @throws IllegalArgumentException (naming the file, and the line of a bad record) for a file that cannot be read
+     *     or an unusable trace.
+     */
+    public TokenReplay tokenReplay()
+    {
+        if (null == tokenReplay && null != replayTokensFile)
+        {
+            tokenReplay = read("--replay-tokens", replayTokensFile, TokenReplay::read);
+        }
+        return tokenReplay;
+    }
+
+    /** Reads one file a flag names. */
+    private interface FileReader<T>
+    {
+        T read(java.nio.file.Path file) throws java.io.IOException;
+    }
+
+    private static <T> T read(final String flag, final java.nio.file.Path file, final FileReader<T> reader)
+    {
+        try
+        {
+            return reader.read(file);
+        }
+        catch (final java.nio.file.NoSuchFileException ex)
+        {
+            throw new IllegalArgumentException(flag + ": no such file: " + file, ex);
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new IllegalArgumentException(flag + ": cannot read " + file + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    /**
+     * @return the speculative decoding {@code --speculative-config} asks for, or null.
+     * @throws IllegalArgumentException (one line) for a config that is not a JSON object with an integer
+     *     {@code num_speculative_tokens} >= 1, or bad acceptance rates.
+     */
+    public SpeculativeDecoding speculativeDecoding()
+    {
+        if (null == speculativeConfig)
+        {
+            if (null != specAcceptanceRates)
+            {
+                throw new IllegalArgumentException("--spec-acceptance-rate needs --speculative-config");
+            }
+            return null;
+        }
+        final JsonNode json;
+        try
+        {
+            json = new ObjectMapper().readTree(speculativeConfig);
+        }
+        catch (final JsonProcessingException ex)
+        {
+            throw new IllegalArgumentException("--speculative-config is not valid JSON: " +
+                ex.getOriginalMessage());
+        }
+        if (null == json || !json.isObject())
+        {
+            throw new IllegalArgumentException("--speculative-config must be a JSON object, got: " +
+                speculativeConfig);
+        }
+        final JsonNode k = json.get("num_speculative_tokens");
+        if (null == k || !k.canConvertToInt() || !k.isIntegralNumber() || k.intValue() < 1)
+        {
+            throw new IllegalArgumentException("--speculative-config: num_speculative_tokens must be an integer " +
+                ">= 1, got " + (null == k ? "none" : k.toString()));
+        }
+        try
+        {
+            return SpeculativeDecoding.of(k.intValue(), specAcceptanceRates);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new IllegalArgumentException("--spec-acceptance-rate: " + ex.getMessage(), ex);
+        }
+    }
+
     private boolean anyKnobGiven()
     {
         return null != ttftNs || null != ttftStdDevNs || null != itlNs || null != itlStdDevNs ||
             null != prefillOverheadNs || null != prefillPerTokenNs || null != prefillStdDevNs ||
             null != timeFactorUnderLoad || null != calculator;
     }
+
+    @CommandLine.Option(names = "--latency-trace", paramLabel = "FILE[,FILE...]", split = ",",
+        description = "Latency learnt from captured traces (vllm-vcr's or tapedeck's record / --trace-out): " +
+            "TTFT from a prefill service curve, each request's decode steps (gaps and itl_tokens bursts) drawn " +
+            "from recorded requests of similar prompt length and concurrency, prefill chunks from the fitted " +
+            "chunk-cost law. Replaces --latency-model.")
+    java.util.List<java.nio.file.Path> latencyTraceFiles;
+
+    private LatencyModel traceModel;
 
     /**
      * Which physics deployment the flags select, read once: a named measured profile, or for a known architecture
@@ -216,16 +361,31 @@ public final class LatencyOptions
      */
     public LatencyModel build(final int maxNumSeqs)
     {
-        return build(maxNumSeqs, null);
+        return build(maxNumSeqs, dev.tapedeck.engine.EngineConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS, null);
     }
 
     /**
      * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
+     * @param maxNumBatchedTokens the engine's token budget per step (the trace model's chunk law uses it).
      * @param modelName the served model's name, whose measured or physics profile applies by default.
      * @return the configured model.
+     * @throws IllegalArgumentException (one line) for conflicting flags or an unusable latency trace.
      */
-    public LatencyModel build(final int maxNumSeqs, final String modelName)
+    public LatencyModel build(final int maxNumSeqs, final int maxNumBatchedTokens, final String modelName)
     {
+        if (null != latencyTraceFiles && !latencyTraceFiles.isEmpty())
+        {
+            if (null != kind || anyKnobGiven())
+            {
+                throw new IllegalArgumentException("give --latency-trace or --latency-model and its knobs, not both");
+            }
+            if (null == traceModel)
+            {
+                traceModel = read("--latency-trace", latencyTraceFiles.get(0),
+                    f -> TraceLatencyModel.read(latencyTraceFiles, maxNumBatchedTokens));
+            }
+            return traceModel;
+        }
         final ModelKind chosen = null != kind ? kind : anyKnobGiven() ? ModelKind.KNOB : ModelKind.STEP;
         if (ModelKind.KNOB == chosen)
         {

@@ -147,6 +147,89 @@ class CliTest
     }
 
     @Test
+    void shouldParseVllmsSpeculativeConfigAndRejectABadOneWithOneLine()
+    {
+        final EngineOptions spec = new EngineOptions();
+        new CommandLine(spec).setCaseInsensitiveEnumValuesAllowed(true).parseArgs("--speculative-config",
+            "{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":5}",
+            "--spec-acceptance-rate", "0.9,0.7,0.5,0.2");
+        assertEquals(4, spec.template().numSpeculativeTokens());
+        assertEquals(0.5, spec.template().speculativeDecoding().acceptanceRate(2), 1e-12);
+        final EngineOptions none = new EngineOptions();
+        new CommandLine(none).setCaseInsensitiveEnumValuesAllowed(true).parseArgs();
+        assertEquals(0, none.template().numSpeculativeTokens());
+        for (final String command : new String[] {"serve", "play", "simulate"})
+        {
+            final String[] required = "simulate".equals(command) ? new String[] {"--workload", "w.jsonl"} :
+                "play".equals(command) ? new String[] {"--handshake-address", "tcp://127.0.0.1:1"} :
+                new String[] {"--port", "0"};
+            final CliRun bad = run(command, required[0], required[1], "--speculative-config",
+                "{num_speculative_tokens: 3");
+            assertEquals(2, bad.exitCode(), command);
+            assertTrue(bad.err().startsWith("tapedeck " + command + ": error: --speculative-config is not valid " +
+                "JSON"), bad.err());
+            assertEquals(1, bad.err().trim().lines().count(), bad.err());
+            assertTrue(run(command, "--help").out().contains("--speculative-config"), command);
+        }
+        final CliRun zero = run("serve", "--port", "0", "--speculative-config", "{\"num_speculative_tokens\":0}");
+        assertEquals(2, zero.exitCode());
+        assertEquals("tapedeck serve: error: --speculative-config: num_speculative_tokens must be an integer >= 1, " +
+            "got 0", zero.err().trim());
+        final CliRun rates = run("serve", "--port", "0", "--speculative-config", "{\"num_speculative_tokens\":2}",
+            "--spec-acceptance-rate", "0.5,0.6");
+        assertEquals(2, rates.exitCode());
+        assertTrue(rates.err().contains("--spec-acceptance-rate: acceptance rates must not increase"), rates.err());
+        final CliRun alone = run("serve", "--port", "0", "--spec-acceptance-rate", "0.5");
+        assertEquals(2, alone.exitCode());
+        assertTrue(alone.err().contains("--spec-acceptance-rate needs --speculative-config"), alone.err());
+    }
+
+    @Test
+    void shouldRejectAnUnusableReplayTokensFileWithOneLine() throws Exception
+    {
+        final CliRun missing = run("serve", "--port", "0", "--replay-tokens", "/nonexistent/trace.jsonl");
+        assertEquals(2, missing.exitCode());
+        assertEquals("tapedeck serve: error: --replay-tokens: no such file: /nonexistent/trace.jsonl",
+            missing.err().trim());
+        final java.nio.file.Path plain = java.nio.file.Files.createTempFile("plain", ".jsonl");
+        try
+        {
+            java.nio.file.Files.writeString(plain, "{\"prompt_tokens\":40,\"output_tokens\":1,\"ttft_ms\":1}\n");
+            final CliRun noIds = run("serve", "--port", "0", "--replay-tokens", plain.toString());
+            assertEquals(2, noIds.exitCode());
+            assertTrue(noIds.err().contains(plain + ": --replay-tokens needs records with both output_token_ids"),
+                noIds.err());
+        }
+        finally
+        {
+            java.nio.file.Files.delete(plain);
+        }
+    }
+
+    @Test
+    void shouldRejectConflictingOrUnusableLatencyTraces() throws Exception
+    {
+        final java.nio.file.Path single = java.nio.file.Files.createTempFile("single", ".jsonl");
+        try
+        {
+            java.nio.file.Files.writeString(single, "{\"prompt_tokens\":40,\"output_tokens\":1,\"ttft_ms\":1}\n");
+            final CliRun both = run("serve", "--port", "0", "--latency-trace", single.toString(), "--latency-model",
+                "knob");
+            assertEquals(2, both.exitCode());
+            assertTrue(both.err().contains("give --latency-trace or --latency-model and its knobs, not both"),
+                both.err());
+            final CliRun noItl = run("serve", "--port", "0", "--latency-trace", single.toString());
+            assertEquals(2, noItl.exitCode());
+            assertTrue(noItl.err().contains("no record has ITL data"), noItl.err());
+            assertEquals(1, noItl.err().trim().lines().count(), noItl.err());
+        }
+        finally
+        {
+            java.nio.file.Files.delete(single);
+        }
+    }
+
+    @Test
     void shouldTurnPrefixCachingOnByDefaultAndOffOnRequest()
     {
         final EngineOptions defaults = new EngineOptions();

@@ -52,11 +52,18 @@ public final class CaptureObserver implements RequestObserver
 
     @Override
     public void onToken(final Request request, final int tokenId, final long atNs, final int running,
-        final int prefillTokens)
+        final int prefillTokens, final boolean continuesChunk)
     {
         if (request.observation() instanceof RequestCapture capture)
         {
-            capture.onChunk(millisSinceStart(atNs), 1, running, prefillTokens);
+            if (continuesChunk)
+            {
+                capture.extendChunk();
+            }
+            else
+            {
+                capture.onChunk(millisSinceStart(atNs), 1, running, prefillTokens);
+            }
             capture.onTokenId(tokenId);
         }
     }

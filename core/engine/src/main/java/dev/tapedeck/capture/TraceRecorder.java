@@ -76,9 +76,9 @@ public final class TraceRecorder implements RequestObserver, AutoCloseable
 
     @Override
     public void onToken(final Request request, final int tokenId, final long atNs, final int running,
-        final int prefillTokens)
+        final int prefillTokens, final boolean continuesChunk)
     {
-        capture.onToken(request, tokenId, atNs, running, prefillTokens);
+        capture.onToken(request, tokenId, atNs, running, prefillTokens, continuesChunk);
     }
 
     @Override

@@ -10,6 +10,8 @@ import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.RequestObserver;
+import dev.tapedeck.engine.SpeculativeDecoding;
+import dev.tapedeck.engine.StepReplay;
 import dev.tapedeck.engine.VirtualTimeDriver;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.trace.TraceRecord;
@@ -49,10 +51,28 @@ public final class TraceReplayRun
      * @param enablePrefixCaching true to reuse shared prefixes.
      * @param seed the engine's seed.
      * @param latencyModel what times the steps.
+     * @param speculativeDecoding speculative decoding, or null for none.
+     * @param stepReplay recorded steps served to matching requests (the replay's request ids are {@code replay-i}),
+     *     or null.
      */
     public record Settings(int maxNumSeqs, int maxNumBatchedTokens, int blockSize, boolean enablePrefixCaching,
-        long seed, LatencyModel latencyModel)
+        long seed, LatencyModel latencyModel, SpeculativeDecoding speculativeDecoding, StepReplay stepReplay)
     {
+        /**
+         * Without speculative decoding.
+         *
+         * @param maxNumSeqs running-set cap.
+         * @param maxNumBatchedTokens token budget per step.
+         * @param blockSize KV block size.
+         * @param enablePrefixCaching true to reuse shared prefixes.
+         * @param seed the engine's seed.
+         * @param latencyModel what times the steps.
+         */
+        public Settings(final int maxNumSeqs, final int maxNumBatchedTokens, final int blockSize,
+            final boolean enablePrefixCaching, final long seed, final LatencyModel latencyModel)
+        {
+            this(maxNumSeqs, maxNumBatchedTokens, blockSize, enablePrefixCaching, seed, latencyModel, null, null);
+        }
     }
 
     /**
@@ -121,6 +141,8 @@ public final class TraceReplayRun
             .maxModelLen(Math.max(maxModelLen, settings.blockSize()))
             .maxWaitingQueueLength(Math.max(source.size(), EngineConfig.DEFAULT_MAX_WAITING_QUEUE_LENGTH))
             .latencyModel(settings.latencyModel())
+            .speculativeDecoding(settings.speculativeDecoding())
+            .stepReplay(settings.stepReplay())
             .seed(settings.seed())
             .tokenSpace(STOP_TOKEN, STOP_TOKEN_ID)
             .requestObserver(ids)
@@ -189,9 +211,9 @@ public final class TraceReplayRun
 
         @Override
         public void onToken(final Request request, final int tokenId, final long atNs, final int running,
-            final int prefillTokens)
+            final int prefillTokens, final boolean continuesChunk)
         {
-            capture.onToken(request, tokenId, atNs, running, prefillTokens);
+            capture.onToken(request, tokenId, atNs, running, prefillTokens, continuesChunk);
         }
 
         @Override

@@ -11,7 +11,6 @@ import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.metrics.EngineMetrics;
 import dev.tapedeck.metrics.MetricsSource;
-import dev.tapedeck.workload.OutputLengthDistribution;
 
 /**
  * A simulated vLLM engine core: a single-threaded state machine that schedules requests into steps, times each step
@@ -39,15 +38,15 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private final Step step;
     private final DeadlineTimers clock;
     private final LatencyModel latencyModel;
-    private final OutputLengthDistribution outputLengths;
+    private final StepTimer stepTimer;
     private final SeededRandom random;
     private final EngineMetrics metrics;
     private final RequestObserver observer;
     private final Long2ObjectHashMap<Request> heldByTimerId = new Long2ObjectHashMap<>();
     private final RemoteKvLoads remoteLoads;
+    private final SpeculativeDecoding speculative;
     private final Request[] released;
-    private final int[] randomTokenIds;
-    private final int eosTokenId;
+    private final TokenSource tokens;
     private OutputSink sink;
     private boolean batchPerStep;
 
@@ -80,13 +79,17 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.step = new Step(config.maxNumSeqs());
         this.clock = new DeadlineTimers(startNs);
         this.latencyModel = config.latencyModel();
+        this.stepTimer = new StepTimer(latencyModel);
         this.observer = config.requestObserver();
-        this.outputLengths = config.outputLengths();
         this.random = new SeededRandom(config.seed());
         this.metrics = new EngineMetrics(config.maxModelLen());
+        this.speculative = config.speculativeDecoding();
+        if (null != speculative)
+        {
+            metrics.enableSpecDecode(speculative.numSpeculativeTokens());
+        }
         this.released = new Request[config.maxNumSeqs()];
-        this.randomTokenIds = config.randomTokenIds();
-        this.eosTokenId = config.eosTokenId();
+        this.tokens = new TokenSource(config);
         this.remoteLoads = null == config.kvConnector() ? null :
             new RemoteKvLoads(config.kvConnector(), kv, scheduler.waiting(), clock, metrics, this::finish);
         this.lastStepEndNs = startNs;
@@ -163,7 +166,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         }
         request.random = new SeededRandom(
             request.hasSeed() ? request.seed() : SeededRandom.mix(config.seed(), arrivalSequence));
-        planOutput(request);
+        tokens.plan(request);
         kv.prepare(request);
         request.arrivalSequence = arrivalSequence++;
         request.queuedNs = nowNs + frontendDelayNs(request);
@@ -268,7 +271,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 if (Request.State.HELD == request.state)
                 {
                     request.state = Request.State.DECODE;
-                    generateToken(request, dueNs);
+                    emit(request, request.firstChunkTokens, dueNs);
                 }
                 work++;
             }
@@ -542,7 +545,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             return;
         }
         stepSequence++;
-        final long durationNs = Math.max(0, latencyModel.stepDurationNs(step, random));
+        final long durationNs = Math.max(0, stepTimer.durationNs(step, random));
         step.endNs(startNs + durationNs);
         stepTimerId = clock.schedule(startNs + durationNs, startNs);
         stepInFlight = true;
@@ -568,7 +571,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             }
             else if (Request.State.DECODE == request.state)
             {
-                generateToken(request, endNs);
+                generateBurst(request, step.tokens(i) - 1, endNs);
             }
         }
     }
@@ -597,7 +600,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         {
             // recomputed after a preemption: the step that completes it samples the next token
             request.state = Request.State.DECODE;
-            generateToken(request, endNs);
+            emit(request, 1, endNs);
             return;
         }
         final long holdUntilNs = request.scheduledNs + request.firstTokenDelayNs;
@@ -609,12 +612,58 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             return;
         }
         request.state = Request.State.DECODE;
-        generateToken(request, endNs);
+        emit(request, request.firstChunkTokens, endNs);
     }
 
-    private void generateToken(final Request request, final long nowNs)
+    /**
+     * A decode step's output: its recorded tokens ({@code --replay-steps}), or one token plus the accepted run of its
+     * speculative drafts; it stops early when the request finishes (max_tokens, EOS, a stop token or string).
+     */
+    private void generateBurst(final Request request, final int drafts, final long endNs)
     {
-        final int tokenId = nextTokenId(request);
+        int burst = 1;
+        if (request.hasRecordedStep())
+        {
+            burst = request.stepTokens[request.stepCursor++];
+            if (drafts > 0)
+            {
+                metrics.onSpecDraft(drafts, Math.min(burst - 1, drafts));
+            }
+        }
+        else if (null != request.pacing)
+        {
+            burst = request.pacedTokens;
+            if (drafts > 0)
+            {
+                metrics.onSpecDraft(drafts, Math.min(burst - 1, drafts));
+            }
+        }
+        else if (drafts > 0)
+        {
+            final int accepted = speculative.accept(drafts, request.random);
+            metrics.onSpecDraft(drafts, accepted);
+            burst += accepted;
+        }
+        emit(request, burst, endNs);
+    }
+
+    /** One output of {@code tokens} tokens (fewer if the request finishes first). */
+    private void emit(final Request request, final int tokens, final long atNs)
+    {
+        generateToken(request, atNs, false);
+        for (int t = 1; t < tokens && Request.State.DECODE == request.state; t++)
+        {
+            generateToken(request, atNs, true);
+        }
+    }
+
+    /**
+     * @param continuesChunk true for the second and later tokens of one output (a speculative burst): they share
+     *     the first one's time and inter-token gap.
+     */
+    private void generateToken(final Request request, final long nowNs, final boolean continuesChunk)
+    {
+        final int tokenId = tokens.nextTokenId(request);
         request.numComputedTokens = request.numTokens();
         request.numOutputTokens++;
         request.lastTokenId = tokenId;
@@ -624,6 +673,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             metrics.onFirstToken(nowNs - request.arrivalNs(), request.promptLength(), request.numCachedTokens,
                 request.numExternalTokens);
         }
+        else if (continuesChunk)
+        {
+            metrics.onChunkToken();
+        }
         else
         {
             metrics.onNextToken(nowNs - request.lastTokenNs);
@@ -631,7 +684,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         request.lastTokenNs = nowNs;
         if (null != observer)
         {
-            observer.onToken(request, tokenId, nowNs, scheduler.runningCount(), stepPrefillTokens);
+            observer.onToken(request, tokenId, nowNs, scheduler.runningCount(), stepPrefillTokens, continuesChunk);
         }
         if (sink.onToken(request, tokenId))
         {
@@ -648,22 +701,6 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             scheduler.removeRunning(request);
             finish(request, FinishReason.STOP, nowNs);
         }
-    }
-
-    private int nextTokenId(final Request request)
-    {
-        final int index = request.numOutputTokens;
-        if (request.endsWithEos && index + 1 == request.outputLimit)
-        {
-            return request.eosTokenIdOr(eosTokenId);
-        }
-        final int[] echo = request.echoTokenIds();
-        if (null != echo)
-        {
-            return echo[index % echo.length];
-        }
-        final int[] pool = null != request.tokenPool() ? request.tokenPool() : randomTokenIds;
-        return pool[request.random.nextInt(pool.length)];
     }
 
     private void finish(final Request request, final FinishReason reason, final long nowNs)
@@ -683,41 +720,5 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             observer.onFinished(request);
         }
         sink.onFinished(request);
-    }
-
-    /**
-     * Decide how many tokens the request will produce and why it will stop (EOS emulation).
-     */
-    private void planOutput(final Request request)
-    {
-        final int room = config.maxModelLen() - request.promptLength();
-        final int[] echo = request.echoTokenIds();
-        final int maxTokens = request.maxTokens();
-        request.endsWithEos = false;
-        if (null != echo)
-        {
-            final int cap = Request.UNSET == maxTokens ? room : maxTokens;
-            final boolean whole = echo.length <= cap;
-            request.outputLimit = whole ? Math.max(echo.length, 1) : cap;
-            request.limitFinishReason = whole ? FinishReason.STOP : FinishReason.LENGTH;
-        }
-        else if (Request.UNSET != maxTokens)
-        {
-            request.outputLimit = maxTokens;
-            request.limitFinishReason = FinishReason.LENGTH;
-        }
-        else if (request.ignoreEos())
-        {
-            request.outputLimit = room;
-            request.limitFinishReason = FinishReason.LENGTH;
-        }
-        else
-        {
-            final int natural = Math.max(outputLengths.draw(request.random), Math.max(request.minTokens(), 1));
-            final boolean fits = natural < room;
-            request.outputLimit = fits ? natural : room;
-            request.limitFinishReason = fits ? FinishReason.STOP : FinishReason.LENGTH;
-            request.endsWithEos = fits;
-        }
     }
 }

@@ -55,6 +55,9 @@ public final class EngineConfig
     private OutputLengthDistribution outputLengths = OutputLengthDistribution.MOONCAKE_CONVERSATION;
     private int[] randomTokenIds = {0};
     private int eosTokenId;
+    private SpeculativeDecoding speculativeDecoding;
+    private TokenReplay tokenReplay;
+    private StepReplay stepReplay;
     private boolean concluded;
 
     /**
@@ -373,6 +376,68 @@ public final class EngineConfig
     }
 
     /**
+     * @param value speculative decoding ({@code --speculative-config}), or null for none.
+     * @return this.
+     */
+    public EngineConfig speculativeDecoding(final SpeculativeDecoding value)
+    {
+        speculativeDecoding = value;
+        return this;
+    }
+
+    /**
+     * @return speculative decoding, or null when off.
+     */
+    public SpeculativeDecoding speculativeDecoding()
+    {
+        return speculativeDecoding;
+    }
+
+    /**
+     * @return draft tokens per decoding request and step, 0 without speculative decoding.
+     */
+    public int numSpeculativeTokens()
+    {
+        return null == speculativeDecoding ? 0 : speculativeDecoding.numSpeculativeTokens();
+    }
+
+    /**
+     * @param value recorded outputs to serve for matching prompts ({@code --replay-tokens}), or null.
+     * @return this.
+     */
+    public EngineConfig tokenReplay(final TokenReplay value)
+    {
+        tokenReplay = value;
+        return this;
+    }
+
+    /**
+     * @return recorded outputs served for matching prompts, or null.
+     */
+    public TokenReplay tokenReplay()
+    {
+        return tokenReplay;
+    }
+
+    /**
+     * @param value recorded steps to serve to matching requests ({@code --replay-steps}), or null.
+     * @return this.
+     */
+    public EngineConfig stepReplay(final StepReplay value)
+    {
+        stepReplay = value;
+        return this;
+    }
+
+    /**
+     * @return recorded steps served to matching requests, or null.
+     */
+    public StepReplay stepReplay()
+    {
+        return stepReplay;
+    }
+
+    /**
      * @param value the latency model.
      * @return this.
      */
@@ -486,6 +551,9 @@ public final class EngineConfig
         copy.requestObserver = requestObserver;
         copy.kvEventSink = kvEventSink;
         copy.kvConnector = kvConnector;
+        copy.speculativeDecoding = speculativeDecoding;
+        copy.tokenReplay = tokenReplay;
+        copy.stepReplay = stepReplay;
         return copy;
     }
 
@@ -517,6 +585,14 @@ public final class EngineConfig
             " tokens but the KV cache holds " + kvCacheBlocks + " blocks (--kv-cache-size, or what the GPU's memory " +
             "leaves): raise --kv-cache-size or lower --max-model-len (vLLM refuses to start in this case too)");
         check(problems, null != latencyModel, "a latency model is required");
+        if (null == speculativeDecoding && null != stepReplay && stepReplay.numSpecTokens() > 0)
+        {
+            speculativeDecoding = SpeculativeDecoding.recorded(stepReplay.numSpecTokens());
+        }
+        if (null == speculativeDecoding && null != latencyModel && latencyModel.speculativeTokens() > 0)
+        {
+            speculativeDecoding = SpeculativeDecoding.recorded(latencyModel.speculativeTokens());
+        }
         check(problems, null != randomTokenIds && randomTokenIds.length > 0, "the token space is empty");
         if (problems.length() > 0)
         {

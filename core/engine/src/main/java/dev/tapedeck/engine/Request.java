@@ -75,6 +75,19 @@ public final class Request implements EngineMetrics.RequestTiming
     long loadTimerId = -1;
     FinishReason finishReason;
     SeededRandom random;
+    /** {@code --replay-tokens}: the recorded output of this prompt, or null. */
+    int[] recordedTokenIds;
+    FinishReason recordedFinish;
+    /** {@code --replay-steps}: tokens of the first output, and the recorded decode steps (null when unmatched). */
+    int firstChunkTokens = 1;
+    long[] stepGapsNs;
+    int[] stepTokens;
+    int stepCursor;
+    /** A pacing latency model's state for this request ({@code --latency-trace}), or null; tokens of its step. */
+    dev.tapedeck.latency.DecodePacing pacing;
+    int pacedTokens = 1;
+    /** Speculative draft tokens scheduled with each decode of this request (0 without speculative decoding). */
+    int draftTokens;
 
     /**
      * @param requestId the id the client or frontend knows the request by.
@@ -547,6 +560,14 @@ public final class Request implements EngineMetrics.RequestTiming
     /**
      * @return the context a decode step attends over: prompt plus generated tokens.
      */
+    /**
+     * @return true while the request has recorded decode steps left ({@code --replay-steps}).
+     */
+    boolean hasRecordedStep()
+    {
+        return null != stepGapsNs && stepCursor < stepGapsNs.length;
+    }
+
     int contextLength()
     {
         return promptTokenIds.length + numOutputTokens;

@@ -27,8 +27,10 @@ public interface RequestObserver
      * @param atNs when (the end of the step that produced it, or the release of a held first token).
      * @param running requests running in that step.
      * @param prefillTokens prompt tokens computed in that step.
+     * @param continuesChunk true when the token belongs to the same output as the previous one (the second and later
+     *     tokens of a speculative-decoding burst): a capture counts it in that output, not as a new gap.
      */
-    void onToken(Request request, int tokenId, long atNs, int running, int prefillTokens);
+    void onToken(Request request, int tokenId, long atNs, int running, int prefillTokens, boolean continuesChunk);
 
     /**
      * The request ended ({@link Request#finishReason()}); it was accepted before.

@@ -6,7 +6,8 @@ import java.util.Arrays;
  * Composes steps with vLLM V1 semantics:
  * <ol>
  *   <li>every running request that is decoding claims one token of the step budget
- *       ({@code --max-num-batched-tokens}), in admission order;</li>
+ *       ({@code --max-num-batched-tokens}), in admission order, plus its {@code K} speculative draft tokens when
+ *       speculative decoding is on (fewer when the budget or the context runs out, as vLLM truncates them);</li>
  *   <li>running requests whose prompt is not yet fully computed get the next chunk of it, in admission order, each
  *       chunk capped by what is left of the budget and by {@code --long-prefill-token-threshold};</li>
  *   <li>while budget remains, fewer than {@code --max-num-seqs} requests run and no request was preempted in this
@@ -33,6 +34,7 @@ final class Scheduler
     private final LoraUsage loras;
     private final int maxNumBatchedTokens;
     private final int longPrefillTokenThreshold;
+    private final int maxModelLen;
     private final boolean byPriority;
     private int runningCount;
     private int budget;
@@ -54,6 +56,7 @@ final class Scheduler
         this.kv = kv;
         maxNumBatchedTokens = config.maxNumBatchedTokens();
         longPrefillTokenThreshold = config.longPrefillTokenThreshold();
+        maxModelLen = config.maxModelLen();
         byPriority = SchedulingPolicy.PRIORITY == config.schedulingPolicy();
         loras = new LoraUsage(config.maxLoras());
     }
@@ -115,10 +118,16 @@ final class Scheduler
         for (int i = 0; i < runningCount && budget > 0; i++)
         {
             final Request request = running[i];
-            if (Request.State.DECODE == request.state && allocateOrPreempt(step, request, 1, admission))
+            if (Request.State.DECODE != request.state)
             {
-                step.addDecode(request);
-                budget--;
+                continue;
+            }
+            final int drafts = Math.max(0, Math.min(request.draftTokens,
+                Math.min(budget - 1, maxModelLen - 1 - request.numTokens())));
+            if (allocateOrPreempt(step, request, 1 + drafts, admission))
+            {
+                step.addDecode(request, drafts);
+                budget -= 1 + drafts;
             }
         }
         for (int i = 0; i < runningCount && budget > 0; i++)

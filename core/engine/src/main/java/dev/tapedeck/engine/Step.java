@@ -4,7 +4,8 @@ import dev.tapedeck.latency.StepShape;
 
 /**
  * One composed engine step: which requests run, with how many tokens each. Reused for every step (preallocated to
- * {@code max-num-seqs} entries); a decode entry carries 1 token, a prefill entry its chunk.
+ * {@code max-num-seqs} entries); a decode entry carries 1 token plus its speculative draft tokens, a prefill entry its
+ * chunk.
  * <b>Not thread safe</b>; owned by the engine.
  */
 public final class Step implements StepShape
@@ -15,6 +16,7 @@ public final class Step implements StepShape
     private int decodeRequests;
     private int prefillRequests;
     private int prefillTokens;
+    private int draftTokens;
     private long decodeContextTokens;
     private long prefillAttentionPairs;
     private int runningRequests;
@@ -38,6 +40,7 @@ public final class Step implements StepShape
         decodeRequests = 0;
         prefillRequests = 0;
         prefillTokens = 0;
+        draftTokens = 0;
         decodeContextTokens = 0;
         prefillAttentionPairs = 0;
         runningRequests = 0;
@@ -46,12 +49,13 @@ public final class Step implements StepShape
         sequence = stepSequence;
     }
 
-    void addDecode(final Request request)
+    void addDecode(final Request request, final int drafts)
     {
         requests[size] = request;
-        tokens[size] = 1;
+        tokens[size] = 1 + drafts;
         size++;
         decodeRequests++;
+        draftTokens += drafts;
         decodeContextTokens += request.contextLength();
     }
 
@@ -87,6 +91,7 @@ public final class Step implements StepShape
                 if (Request.State.DECODE == request.state)
                 {
                     decodeRequests--;
+                    draftTokens -= removed - 1;
                     decodeContextTokens -= request.contextLength();
                 }
                 else
@@ -133,7 +138,7 @@ public final class Step implements StepShape
 
     /**
      * @param index entry index.
-     * @return tokens scheduled for that entry (1 for a decode, the chunk for a prefill).
+     * @return tokens scheduled for that entry (1 plus its draft tokens for a decode, the chunk for a prefill).
      */
     public int tokens(final int index)
     {
@@ -145,7 +150,15 @@ public final class Step implements StepShape
      */
     public int totalTokens()
     {
-        return decodeRequests + prefillTokens;
+        return decodeRequests + draftTokens + prefillTokens;
+    }
+
+    /**
+     * @return speculative draft tokens scheduled with the decodes (0 without speculative decoding).
+     */
+    public int draftTokens()
+    {
+        return draftTokens;
     }
 
     /**
@@ -170,6 +183,12 @@ public final class Step implements StepShape
     public long sequence()
     {
         return sequence;
+    }
+
+    @Override
+    public int scheduledTokens()
+    {
+        return totalTokens();
     }
 
     @Override

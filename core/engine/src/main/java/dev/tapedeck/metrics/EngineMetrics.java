@@ -45,6 +45,11 @@ public final class EngineMetrics
     long prefixCacheQueries;
     long prefixCacheHits;
     long numPreemptions;
+    long specDrafts;
+    long specDraftTokens;
+    long specAcceptedTokens;
+    /** Accepted drafts per draft position, or null without speculative decoding. */
+    long[] specAcceptedPerPosition;
 
     final Histogram requestPromptTokens;
     final Histogram requestGenerationTokens;
@@ -136,6 +141,82 @@ public final class EngineMetrics
     {
         interTokenLatency.observe(gapNs / NS_PER_SECOND);
         generationTokens++;
+    }
+
+    /**
+     * A token after the first of one output (the rest of a speculative-decoding burst): counted, no new gap.
+     */
+    public void onChunkToken()
+    {
+        generationTokens++;
+    }
+
+    /**
+     * Count speculative decoding ({@code vllm:spec_decode_*}) with {@code K} draft positions.
+     *
+     * @param numSpeculativeTokens {@code K}, at least 1.
+     */
+    public void enableSpecDecode(final int numSpeculativeTokens)
+    {
+        specAcceptedPerPosition = new long[numSpeculativeTokens];
+    }
+
+    /**
+     * One request's drafts were verified in a step (vLLM's {@code SpecDecodingStats.observe_draft}).
+     *
+     * @param draftTokens drafts scheduled, at least 1.
+     * @param acceptedTokens drafts accepted, a leading run.
+     */
+    public void onSpecDraft(final int draftTokens, final int acceptedTokens)
+    {
+        specDrafts++;
+        specDraftTokens += draftTokens;
+        specAcceptedTokens += acceptedTokens;
+        for (int i = 0; i < acceptedTokens; i++)
+        {
+            specAcceptedPerPosition[i]++;
+        }
+    }
+
+    /**
+     * @return {@code K} when speculative decoding is counted, else 0.
+     */
+    public int numSpeculativeTokens()
+    {
+        return null == specAcceptedPerPosition ? 0 : specAcceptedPerPosition.length;
+    }
+
+    /**
+     * @return drafts verified so far ({@code vllm:spec_decode_num_drafts}).
+     */
+    public long specDrafts()
+    {
+        return specDrafts;
+    }
+
+    /**
+     * @return draft tokens verified so far ({@code vllm:spec_decode_num_draft_tokens}).
+     */
+    public long specDraftTokens()
+    {
+        return specDraftTokens;
+    }
+
+    /**
+     * @return draft tokens accepted so far ({@code vllm:spec_decode_num_accepted_tokens}).
+     */
+    public long specAcceptedTokens()
+    {
+        return specAcceptedTokens;
+    }
+
+    /**
+     * @param position 0-based draft position, below {@link #numSpeculativeTokens()}.
+     * @return drafts whose token at that position was accepted.
+     */
+    public long specAcceptedTokensAt(final int position)
+    {
+        return specAcceptedPerPosition[position];
     }
 
     /**

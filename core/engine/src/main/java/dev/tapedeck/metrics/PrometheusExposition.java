@@ -99,6 +99,7 @@ public final class PrometheusExposition
             Counter.PROMPT_CACHED);
         counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", Counter.GENERATION);
         requestSuccess(out);
+        specDecode(out);
         histograms(out);
         if (!nixlMetrics.isEmpty())
         {
@@ -150,7 +151,7 @@ public final class PrometheusExposition
     private enum Counter
     {
         ZERO, PREFIX_QUERIES, PREFIX_HITS, EXTERNAL_QUERIES, EXTERNAL_HITS, PREEMPTIONS, PROMPT, PROMPT_CACHED,
-        GENERATION
+        GENERATION, SPEC_DRAFTS, SPEC_DRAFT_TOKENS, SPEC_ACCEPTED_TOKENS
     }
 
     private enum Hist
@@ -238,9 +239,47 @@ public final class PrometheusExposition
                 return m.promptTokensLocalCacheHit + m.promptTokensExternal;
             case GENERATION:
                 return m.generationTokens;
+            case SPEC_DRAFTS:
+                return m.specDrafts;
+            case SPEC_DRAFT_TOKENS:
+                return m.specDraftTokens;
+            case SPEC_ACCEPTED_TOKENS:
+                return m.specAcceptedTokens;
             default:
                 return 0;
         }
+    }
+
+    /** vLLM's {@code SpecDecodingProm}: present only when speculative decoding is configured. */
+    private void specDecode(final StringBuilder out)
+    {
+        int positions = 0;
+        for (final MetricsSource engine : engines)
+        {
+            positions = Math.max(positions, engine.metrics().numSpeculativeTokens());
+        }
+        if (0 == positions)
+        {
+            return;
+        }
+        counter(out, "vllm:spec_decode_num_drafts", "Number of spec decoding drafts.", Counter.SPEC_DRAFTS);
+        counter(out, "vllm:spec_decode_num_draft_tokens", "Number of draft tokens.", Counter.SPEC_DRAFT_TOKENS);
+        counter(out, "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.",
+            Counter.SPEC_ACCEPTED_TOKENS);
+        final String name = "vllm:spec_decode_num_accepted_tokens_per_pos";
+        final String help = "Accepted tokens per draft position.";
+        header(out, name + "_total", help, "counter");
+        final String[] values = new String[positions];
+        for (int e = 0; e < engines.size(); e++)
+        {
+            final EngineMetrics m = engines.get(e).metrics();
+            for (int p = 0; p < m.numSpeculativeTokens(); p++)
+            {
+                values[p] = Integer.toString(p);
+                sample(out, name + "_total", e, "position", values[p], m.specAcceptedTokensAt(p));
+            }
+        }
+        created(out, name, help, "position", values);
     }
 
     private void promptTokensBySource(final StringBuilder out)

@@ -81,6 +81,49 @@ class EngineAllocationTest
         assertTrue(allocated < 1024, "allocated " + allocated + " bytes for " + tokens + " tokens");
     }
 
+    @Test
+    void shouldAllocateNothingPerTokenWithSpeculativeBurstsAndPacedDecodes()
+    {
+        final java.util.List<dev.tapedeck.trace.TraceRecord> records = new java.util.ArrayList<>();
+        for (int u = 100; u <= 3000; u += 100)
+        {
+            records.add(new dev.tapedeck.trace.TraceRecord().promptTokens(u).outputTokens(8).ttftMs(20 + 0.01 * u)
+                .itlMs(new double[] {9, 10, 11, 10, 12}).itlTokens(new int[] {1, 1, 3, 1, 2}).concurrency(1L));
+        }
+        final CountingSink sink = new CountingSink();
+        final EngineConfig config = new EngineConfig().maxNumSeqs(256).maxModelLen(1 << 22)
+            .kvCacheBlocks(1 << 19)
+            .latencyModel(dev.tapedeck.latency.TraceLatencyModel.of(records, 8192, "test"))
+            .tokenSpace(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 0).conclude();
+        long nowNs = 0;
+        final Engine engine = new Engine(config, sink, nowNs);
+        for (int i = 0; i < 256; i++)
+        {
+            engine.submit(new Request("r" + i, new int[] {1, 2, 3, 4, 5, 6, 7, 8}).maxTokens(2_000_000), nowNs);
+        }
+        engine.doWork(nowNs);
+        // about 1.6 tokens a step: 3,000 steps take the contexts past 4,096 tokens, where their block tables last
+        // doubled (to 8,192 tokens); the 1,000 measured steps stay below the next doubling
+        for (int i = 0; i < 3_000; i++)
+        {
+            nowNs = engine.nextDeadlineNs();
+            engine.doWork(nowNs);
+        }
+        assertEquals(256, engine.numRunning());
+        final long tokensBefore = sink.tokens;
+        final long bytesBefore = THREADS.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 1_000; i++)
+        {
+            nowNs = engine.nextDeadlineNs();
+            engine.doWork(nowNs);
+        }
+        final long allocated = THREADS.getCurrentThreadAllocatedBytes() - bytesBefore;
+        final long tokens = sink.tokens - tokensBefore;
+        assertTrue(tokens > 1_000L * 256, "bursts: " + tokens + " tokens");
+        assertTrue(engine.metrics().specDrafts() > 0, "K = 2 from the trace's itl_tokens");
+        assertTrue(allocated < 1024, "allocated " + allocated + " bytes for " + tokens + " tokens");
+    }
+
     /** Drains the event ring on the test's thread, counting batches, without allocating. */
     private static final class Drain implements org.agrona.concurrent.MessageHandler
     {

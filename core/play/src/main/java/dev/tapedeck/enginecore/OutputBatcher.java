@@ -66,6 +66,10 @@ final class OutputBatcher implements OutputSink
     private long reportedPrefixRequests;
     private long reportedPrefixQueries;
     private long reportedPrefixHits;
+    private long reportedSpecDrafts;
+    private long reportedSpecDraftTokens;
+    private long reportedSpecAcceptedTokens;
+    private long[] reportedSpecPerPos = new long[0];
     private final PlayRequest[][] touched;
     private final int[] touchedCount;
     private final byte[][][] finishedIds;
@@ -203,6 +207,36 @@ final class OutputBatcher implements OutputSink
         reportedPrefixRequests = metrics.prefixCacheRequests();
         reportedPrefixQueries = metrics.prefixCacheQueries();
         reportedPrefixHits = metrics.prefixCacheHits();
+        fillSpecStats(metrics);
+    }
+
+    /** vLLM's {@code SpecDecodingStats} of the steps since the last report; none when nothing was drafted. */
+    private void fillSpecStats(final EngineMetrics metrics)
+    {
+        final int k = metrics.numSpeculativeTokens();
+        stats.numSpecTokens = 0;
+        if (0 == k || metrics.specDrafts() == reportedSpecDrafts)
+        {
+            return;
+        }
+        if (reportedSpecPerPos.length != k)
+        {
+            reportedSpecPerPos = new long[k];
+            stats.specNumAcceptedTokensPerPos = new long[k];
+        }
+        stats.numSpecTokens = k;
+        stats.specNumDrafts = metrics.specDrafts() - reportedSpecDrafts;
+        stats.specNumDraftTokens = metrics.specDraftTokens() - reportedSpecDraftTokens;
+        stats.specNumAcceptedTokens = metrics.specAcceptedTokens() - reportedSpecAcceptedTokens;
+        reportedSpecDrafts = metrics.specDrafts();
+        reportedSpecDraftTokens = metrics.specDraftTokens();
+        reportedSpecAcceptedTokens = metrics.specAcceptedTokens();
+        for (int i = 0; i < k; i++)
+        {
+            final long total = metrics.specAcceptedTokensAt(i);
+            stats.specNumAcceptedTokensPerPos[i] = total - reportedSpecPerPos[i];
+            reportedSpecPerPos[i] = total;
+        }
     }
 
     /**

@@ -55,6 +55,44 @@ final class SimulationRun implements OutputSink
         long lastTokenNs;
         long gapSumNs;
         long gaps;
+        /** The output being collected: its gap and its tokens so far (0 before the second output). */
+        long chunkGapNs;
+        long chunkTokens;
+
+        /** Tokens emitted at the same time as the previous one belong to its output (a speculative burst). */
+        void onToken(final long nowNs, final RunRecorder recorder)
+        {
+            if (firstTokenNs < 0)
+            {
+                firstTokenNs = nowNs;
+            }
+            else if (nowNs == lastTokenNs && (chunkTokens > 0 || lastTokenNs == firstTokenNs))
+            {
+                if (chunkTokens > 0)
+                {
+                    chunkTokens++;
+                }
+            }
+            else
+            {
+                flush(recorder);
+                chunkGapNs = nowNs - lastTokenNs;
+                chunkTokens = 1;
+            }
+            lastTokenNs = nowNs;
+        }
+
+        /** A chunk of n tokens after a gap counts as n gaps of gap / n, as {@code load} counts a streamed chunk. */
+        void flush(final RunRecorder recorder)
+        {
+            if (chunkTokens > 0)
+            {
+                recorder.onTokenGap(chunkGapNs, chunkTokens);
+                gapSumNs += chunkGapNs;
+                gaps += chunkTokens;
+                chunkTokens = 0;
+            }
+        }
 
         Timing(final PlannedRequest planned, final long arrivalNs)
         {
@@ -172,20 +210,7 @@ final class SimulationRun implements OutputSink
     @Override
     public boolean onToken(final Request request, final int tokenId)
     {
-        final Timing timing = (Timing)request.attachment();
-        final long nowNs = request.lastTokenNs();
-        if (timing.firstTokenNs < 0)
-        {
-            timing.firstTokenNs = nowNs;
-        }
-        else
-        {
-            final long gapNs = nowNs - timing.lastTokenNs;
-            recorder.onTokenGap(gapNs, 1);
-            timing.gapSumNs += gapNs;
-            timing.gaps++;
-        }
-        timing.lastTokenNs = nowNs;
+        ((Timing)request.attachment()).onToken(request.lastTokenNs(), recorder);
         return false;
     }
 
@@ -193,6 +218,7 @@ final class SimulationRun implements OutputSink
     public void onFinished(final Request request)
     {
         final Timing timing = (Timing)request.attachment();
+        timing.flush(recorder);
         final long endNs = request.finishedNs();
         lastEventNs = Math.max(lastEventNs, endNs);
         answered++;

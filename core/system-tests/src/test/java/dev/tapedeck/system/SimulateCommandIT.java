@@ -83,6 +83,46 @@ class SimulateCommandIT
     }
 
     @Test
+    void speculativeDecodingGivesBurstsInThePredictionsAndShorterRequests() throws Exception
+    {
+        final Path plain = dir.resolve("plain.json");
+        final Path spec = dir.resolve("spec.json");
+        final Path trace = dir.resolve("spec.jsonl");
+        assertEquals(0, simulate("--workload", workload().toString(), "--max-num-seqs", "16", "--report",
+            plain.toString()).exitCode());
+        final Cli cli = simulate("--workload", workload().toString(), "--max-num-seqs", "16", "--report",
+            spec.toString(), "--trace-out", trace.toString(), "--speculative-config",
+            "{\"method\":\"ngram\",\"num_speculative_tokens\":3}", "--spec-acceptance-rate", "1");
+        assertEquals(0, cli.exitCode(), cli.err());
+        int records = 0;
+        for (final String line : Files.readAllLines(trace))
+        {
+            final JsonNode record = JSON.readTree(line);
+            if (record.has("meta"))
+            {
+                continue;
+            }
+            records++;
+            final int output = record.path("output_tokens").asInt();
+            final JsonNode bursts = record.path("itl_tokens");
+            assertTrue(bursts.isArray(), "itl_tokens recorded: " + line);
+            int sum = 0;
+            for (int i = 0; i < bursts.size(); i++)
+            {
+                final int tokens = bursts.get(i).asInt();
+                assertTrue(4 == tokens || i == bursts.size() - 1, "K + 1 = 4 tokens per step, the last cut: " +
+                    line);
+                sum += tokens;
+            }
+            assertEquals(output - 1, sum, "the first token, then the bursts: " + line);
+        }
+        assertEquals(60, records);
+        final double plainE2e = JSON.readTree(plain.toFile()).at("/points/0/latency_ms/e2e/p50").asDouble();
+        final double specE2e = JSON.readTree(spec.toFile()).at("/points/0/latency_ms/e2e/p50").asDouble();
+        assertTrue(specE2e < plainE2e * 0.5, "4 tokens a step: e2e p50 " + specE2e + " vs " + plainE2e);
+    }
+
+    @Test
     void aSweepGivesAPointPerSettingAndTheParetoFrontier() throws Exception
     {
         final Path report = dir.resolve("sweep.json");

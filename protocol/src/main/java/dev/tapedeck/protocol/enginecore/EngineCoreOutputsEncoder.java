@@ -40,6 +40,12 @@ public final class EngineCoreOutputsEncoder
     private static final byte[] NUM_SKIPPED_WAITING_REQS = "num_skipped_waiting_reqs".getBytes();
     private static final byte[] WAITING_LORA_ADAPTERS = "waiting_lora_adapters".getBytes();
     private static final byte[] RUNNING_LORA_ADAPTERS = "running_lora_adapters".getBytes();
+    private static final byte[] SPEC_DECODING_STATS = "spec_decoding_stats".getBytes();
+    private static final byte[] NUM_SPEC_TOKENS = "num_spec_tokens".getBytes();
+    private static final byte[] NUM_DRAFTS = "num_drafts".getBytes();
+    private static final byte[] NUM_DRAFT_TOKENS = "num_draft_tokens".getBytes();
+    private static final byte[] NUM_ACCEPTED_TOKENS = "num_accepted_tokens".getBytes();
+    private static final byte[] NUM_ACCEPTED_TOKENS_PER_POS = "num_accepted_tokens_per_pos".getBytes();
     private static final byte[] RESET = "reset".getBytes();
     private static final byte[] REQUESTS = "requests".getBytes();
     private static final byte[] QUERIES = "queries".getBytes();
@@ -267,7 +273,7 @@ public final class EngineCoreOutputsEncoder
         final int waitingAdapters = null == lora ? 0 : loraEntries(lora, false);
         final int runningAdapters = null == lora ? 0 : loraEntries(lora, true);
         writer.mapHeader(6 + (stats.numSkippedWaitingReqs > 0 ? 1 : 0) + (waitingAdapters > 0 ? 1 : 0) +
-            (runningAdapters > 0 ? 1 : 0))
+            (runningAdapters > 0 ? 1 : 0) + (stats.numSpecTokens > 0 ? 1 : 0))
             .string(NUM_RUNNING_REQS).int64(stats.numRunningReqs)
             .string(NUM_WAITING_REQS).int64(stats.numWaitingReqs)
             .string(STEP_COUNTER).int64(stats.stepCounter)
@@ -289,6 +295,19 @@ public final class EngineCoreOutputsEncoder
         if (runningAdapters > 0)
         {
             writeLoraMap(RUNNING_LORA_ADAPTERS, lora, runningAdapters, true);
+        }
+        if (stats.numSpecTokens > 0)
+        {
+            writer.string(SPEC_DECODING_STATS).mapHeader(5)
+                .string(NUM_SPEC_TOKENS).int64(stats.numSpecTokens)
+                .string(NUM_DRAFTS).int64(stats.specNumDrafts)
+                .string(NUM_DRAFT_TOKENS).int64(stats.specNumDraftTokens)
+                .string(NUM_ACCEPTED_TOKENS).int64(stats.specNumAcceptedTokens)
+                .string(NUM_ACCEPTED_TOKENS_PER_POS).arrayHeader(stats.numSpecTokens);
+            for (int i = 0; i < stats.numSpecTokens; i++)
+            {
+                writer.int64(stats.specNumAcceptedTokensPerPos[i]);
+            }
         }
     }
 

@@ -30,6 +30,19 @@ public final class SchedulerStats
      * to request count, only adapters with requests; each map only when not empty, its default), or null for none.
      */
     public LoraCounts loraCounts;
+    /**
+     * {@code spec_decoding_stats.num_spec_tokens}: K, or 0 when the engine does not speculate or nothing was drafted
+     * since the last report (then {@code spec_decoding_stats} is not sent, its default None).
+     */
+    public int numSpecTokens;
+    /** Drafts verified since the last report. */
+    public long specNumDrafts;
+    /** Draft tokens verified since the last report. */
+    public long specNumDraftTokens;
+    /** Draft tokens accepted since the last report. */
+    public long specNumAcceptedTokens;
+    /** Accepted drafts per position since the last report; the first {@link #numSpecTokens} entries are sent. */
+    public long[] specNumAcceptedTokensPerPos = new long[0];
 
     /** Requests per LoRA adapter, read when the stats are encoded (on the engine's thread). */
     public interface LoraCounts

@@ -150,12 +150,12 @@ public final class CalibrateCommand implements Callable<Integer>
             (int)Math.min(Integer.MAX_VALUE, trace.meta().maxNumSeqs()) : EngineConfig.DEFAULT_MAX_NUM_SEQS;
         final int blockSize = null != trace.meta().blockSize() ? (int)(long)trace.meta().blockSize() :
             EngineConfig.DEFAULT_BLOCK_SIZE;
-        final LatencyModel model = latency.build(seqs);
+        final LatencyModel model = latency.build(seqs, maxNumBatchedTokens, null);
         final TraceReplayRun.Result run;
         try
         {
             run = TraceReplayRun.replay(trace.records(), new TraceReplayRun.Settings(seqs, maxNumBatchedTokens,
-                blockSize, !noPrefixCaching, seed, model));
+                blockSize, !noPrefixCaching, seed, model, latency.speculativeDecoding(), latency.stepReplay()));
         }
         catch (final IllegalArgumentException ex)
         {
