@@ -12,6 +12,12 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import dev.tapedeck.cli.Main;
+import dev.tapedeck.kv.KvCapacity;
+import dev.tapedeck.latency.GpuSpec;
+import dev.tapedeck.latency.LatencyModel;
+import dev.tapedeck.latency.ModelArchitecture;
+import dev.tapedeck.latency.RooflineCoefficients;
+import dev.tapedeck.latency.RooflineStepModel;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.latency.StepProfileFile;
@@ -35,15 +41,20 @@ class FitCommandIT
 
     private Path experiment(final String name, final double rate, final int failed) throws Exception
     {
-        final BlisExperiment shape = new BlisExperiment(name, "m", 1, 4096, 2048, 64, 4, 3, 100, 80,
-            List.of(new BlisExperiment.Stage(rate, 20, 400, 0, 0, 1, 1, 1, 1)));
         final StepCoefficients truth = new StepCoefficients("truth", 8000, 20, 60, 3, 0, "test");
-        final StageReplay.Predicted p =
-            StageReplay.run(shape, new StepLatencyModel(truth), 5_000_000, 0, 20_000, 20).get(0);
+        return experiment(name, "m", rate, failed, new StepLatencyModel(truth), 20_000);
+    }
+
+    private Path experiment(final String name, final String model, final double rate, final int failed,
+        final LatencyModel truth, final int kvCacheBlocks) throws Exception
+    {
+        final BlisExperiment shape = new BlisExperiment(name, model, 1, 4096, 2048, 64, 4, 3, 100, 80,
+            List.of(new BlisExperiment.Stage(rate, 20, 400, 0, 0, 1, 1, 1, 1)));
+        final StageReplay.Predicted p = StageReplay.run(shape, truth, 5_000_000, 0, kvCacheBlocks, 20).get(0);
         final Path root = dir.resolve("runs").resolve(name);
         Files.createDirectories(root.resolve("results"));
-        Files.writeString(root.resolve("exp-config.yaml"), "model: m\ntensor_parallelism: 1\nmax_model_len: 4096\n" +
-            "max_num_batched_tokens: 2048\nmax_num_seqs: 64\napp: inference-perf\n");
+        Files.writeString(root.resolve("exp-config.yaml"), "model: " + model + "\ntensor_parallelism: 1\n" +
+            "max_model_len: 4096\nmax_num_batched_tokens: 2048\nmax_num_seqs: 64\napp: inference-perf\n");
         Files.writeString(root.resolve("profile.yaml"), "{\"data\":{\"shared_prefix\":{\"num_unique_system_prompts\"" +
             ":4,\"num_users_per_system_prompt\":3,\"system_prompt_len\":100,\"question_len\":300,\"output_len\":80}," +
             "\"type\":\"shared_prefix\"},\"load\":{\"stages\":[{\"duration\":20,\"rate\":" + rate + "}]," +
@@ -88,5 +99,46 @@ class FitCommandIT
             profile.toString(), "--report", dir.resolve("r.json").toString()), simulateErr.toString());
         final String latencyModel = Files.readString(dir.resolve("r.json"));
         assertTrue(latencyModel.contains("x-m-fitted"), "the report names the profile it ran with");
+    }
+
+    @Test
+    void fitRooflineWritesAPhysicsProfileThatSimulateRunsWithItsDeployment() throws Exception
+    {
+        final ModelArchitecture llama = ModelArchitecture.lookup("meta-llama/Llama-2-7b-hf");
+        final GpuSpec h100 = GpuSpec.lookup("H100");
+        final RooflineStepModel truth = new RooflineStepModel(llama, h100, 1,
+            new RooflineCoefficients("truth", 300, 12, 4, 1.2, 1.3, 1.2, 1.4, 3, 1.3, 0));
+        final int blocks = KvCapacity.blocks(llama, h100, 1, 0.9, 16);
+        experiment("l7-general", "meta-llama/Llama-2-7b-hf", 4, 0, truth, blocks);
+        experiment("l7-codegen", "meta-llama/Llama-2-7b-hf", 12, 0, truth, blocks);
+        final Path profile = dir.resolve("l7.json");
+        final CommandLine cli = Main.commandLine();
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        assertEquals(0, cli.execute("inspect", "fit", "--roofline", "--blis", dir.resolve("runs").toString(),
+            "--model", "l7", "--name", "l7-h100", "--out", profile.toString(), "--seconds-per-stage", "20"),
+            err.toString());
+        final String printed = out.toString();
+        assertTrue(printed.contains("profile: ") && printed.contains("on 1x H100"), printed);
+        final StepProfileFile.Loaded loaded = StepProfileFile.read(profile);
+        assertEquals(llama, loaded.roofline().model());
+        assertTrue(loaded.provenance().at("/in_sample_median_ape_pct/itl_mean").asDouble() < 5, printed);
+        assertTrue(loaded.provenance().at("/in_sample_median_ape_pct/ttft_mean").asDouble() < 5, printed);
+
+        final Path workload = dir.resolve("w.jsonl");
+        Files.writeString(workload, "{\"arrival_ms\":0,\"prompt_tokens\":300,\"output_tokens\":20}\n");
+        final CommandLine simulate = Main.commandLine();
+        final StringWriter simulateOut = new StringWriter();
+        simulate.setOut(new PrintWriter(simulateOut, true));
+        final StringWriter simulateErr = new StringWriter();
+        simulate.setErr(new PrintWriter(simulateErr, true));
+        assertEquals(0, simulate.execute("simulate", "--quiet", "--workload", workload.toString(), "--step-profile",
+            profile.toString(), "--report", dir.resolve("r.json").toString()), simulateErr.toString());
+        final String report = Files.readString(dir.resolve("r.json"));
+        assertTrue(report.contains("l7-h100") && report.contains("on 1x H100"), "the report names the deployment");
+        assertEquals(blocks, new com.fasterxml.jackson.databind.ObjectMapper().readTree(report)
+            .at("/target/engine/kv_cache_blocks").asInt(), "the profile's KV geometry");
     }
 }
