@@ -3,7 +3,8 @@ package dev.tapedeck.latency;
 /**
  * The physics step model: a step lasts what its composed batch costs on a GPU, from the model's architecture, the
  * GPU's data sheet and the tensor-parallel size, with a few corrections fitted to real runs
- * ({@link RooflineCoefficients}). For a step of {@code T} scheduled tokens, per GPU:
+ * ({@link RooflineCoefficients}). For a step of {@code T} scheduled tokens (speculative drafts included: verifying
+ * them runs them through the model), per GPU:
  * <ul>
  *   <li><b>linear layers</b>: a roofline, the longer of their compute ({@code 2 x active weights x T}, the routed
  *       experts only for a mixture of experts, plus the LM head per sampled token, over the dense bf16 rate) and their
@@ -118,7 +119,7 @@ public final class RooflineStepModel implements LatencyModel
     {
         final RooflineCoefficients c = coefficients;
         final double requests = step.decodeRequests() + step.prefillRequests();
-        final double tokens = step.prefillTokens() + step.decodeRequests();
+        final double tokens = step.scheduledTokens();
         double us = c.stepUs() + c.layerUs() * model.layers() + c.requestUs() * requests +
             Math.max(c.compute() * linearComputeUs(requests, tokens),
                 c.weights() * denseWeightUs() + c.experts() * expertWeightUs(tokens)) +
@@ -144,7 +145,7 @@ public final class RooflineStepModel implements LatencyModel
     {
         final RooflineCoefficients c = coefficients;
         final double requests = step.decodeRequests() + step.prefillRequests();
-        final double tokens = step.prefillTokens() + step.decodeRequests();
+        final double tokens = step.scheduledTokens();
         final double linearUs = linearComputeUs(requests, tokens);
         final double denseUs = denseWeightUs();
         final double expertUs = expertWeightUs(tokens);

@@ -86,6 +86,54 @@ class RooflineStepModelTest
     }
 
     @Test
+    void speculativeDraftsRunThroughTheModel()
+    {
+        final Shape plain = new Shape(1, 0, 0, 0, 1, 0);
+        final StepShape drafts = new StepShape()
+        {
+            @Override
+            public int decodeRequests()
+            {
+                return 1;
+            }
+
+            @Override
+            public int prefillTokens()
+            {
+                return 0;
+            }
+
+            @Override
+            public int prefillRequests()
+            {
+                return 0;
+            }
+
+            @Override
+            public long decodeContextTokens()
+            {
+                return 0;
+            }
+
+            @Override
+            public int runningRequests()
+            {
+                return 1;
+            }
+
+            @Override
+            public int scheduledTokens()
+            {
+                return 4;
+            }
+        };
+        // one token touches 2 of 8 experts, the token and its 3 drafts 8 x (1 - 0.75^4)
+        final double expertUs = 2.0 * 32 * 3 * 4096 * 14336 / 3.35e12 * 1e6;
+        assertEquals(8 * (1 - Math.pow(0.75, 4)) - 2, (us(MIXTRAL, 1, PEAK, drafts) - us(MIXTRAL, 1, PEAK, plain)) /
+            expertUs, 1e-6);
+    }
+
+    @Test
     void aLongPrefillIsComputeBound()
     {
         // 2048 new tokens: 2 x 6.48e9 active weights x 2048 + attention over 2048 x 2049 / 2 pairs, at 989 TFLOP/s

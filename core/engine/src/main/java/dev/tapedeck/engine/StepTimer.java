@@ -57,34 +57,28 @@ final class StepTimer
         {
             return model.stepDurationNs(step, random);
         }
-        final boolean restEmpty = 0 == rest.decodeRequests && 0 == rest.prefillRequests;
+        final boolean restEmpty = 0 == rest.decodeRequests && 0 == rest.prefillRequests();
         return Math.max(pacerGapNs, restEmpty ? 0 : model.stepDurationNs(rest, random));
     }
 
-    /** The step without its recorded decoders. */
+    /** The step without its recorded decoders: the step's own prefill work, fewer decodes. */
     private static final class Rest implements StepShape
     {
+        private Step step;
         int decodeRequests;
-        int prefillTokens;
-        int prefillRequests;
         long decodeContextTokens;
-        int runningRequests;
-        int scheduledTokens;
 
-        void of(final Step step)
+        void of(final Step composed)
         {
-            decodeRequests = step.decodeRequests();
-            prefillTokens = step.prefillTokens();
-            prefillRequests = step.prefillRequests();
-            decodeContextTokens = step.decodeContextTokens();
-            runningRequests = step.runningRequests();
-            scheduledTokens = step.totalTokens();
+            step = composed;
+            decodeRequests = composed.decodeRequests();
+            decodeContextTokens = composed.decodeContextTokens();
         }
 
         @Override
         public int scheduledTokens()
         {
-            return scheduledTokens;
+            return step.scheduledTokens();
         }
 
         @Override
@@ -94,27 +88,33 @@ final class StepTimer
         }
 
         @Override
-        public int prefillTokens()
-        {
-            return prefillTokens;
-        }
-
-        @Override
-        public int prefillRequests()
-        {
-            return prefillRequests;
-        }
-
-        @Override
         public long decodeContextTokens()
         {
             return decodeContextTokens;
         }
 
         @Override
+        public int prefillTokens()
+        {
+            return step.prefillTokens();
+        }
+
+        @Override
+        public int prefillRequests()
+        {
+            return step.prefillRequests();
+        }
+
+        @Override
+        public long prefillAttentionPairs()
+        {
+            return step.prefillAttentionPairs();
+        }
+
+        @Override
         public int runningRequests()
         {
-            return runningRequests;
+            return step.runningRequests();
         }
     }
 }

@@ -1,9 +1,10 @@
 package dev.tapedeck.simulate.fit;
 
 /**
- * Least squares with every unknown at least a bound (zero, or a physical floor), for the few unknowns of a step-model
- * fit: cyclic coordinate descent on the normal equations, each coordinate set to its exact minimiser clamped at its
- * bound. The problem is convex, so the sweeps converge to its minimum. Stateless; runs on the caller's thread.
+ * Least squares with every unknown within bounds (at least zero or a physical floor; a fixed value for an ablation),
+ * for the few unknowns of a step-model fit: cyclic coordinate descent on the normal equations, each coordinate set to
+ * its exact minimiser clamped to its bounds. The problem is convex, so the sweeps converge to its minimum. Stateless;
+ * runs on the caller's thread.
  */
 final class NonNegativeLeastSquares
 {
@@ -19,10 +20,11 @@ final class NonNegativeLeastSquares
      * @param rhs {@code A^T b}.
      * @param start a starting point (not below the bounds); overwritten with the solution.
      * @param lower each unknown's least value.
-     * @return the {@code x >= lower} minimising {@code |A x - b|^2}.
+     * @param upper each unknown's greatest value (equal to its least to hold it fixed).
+     * @return the {@code lower <= x <= upper} minimising {@code |A x - b|^2}.
      */
     static double[] solveNormal(final double[][] normal, final double[] rhs, final double[] start,
-        final double[] lower)
+        final double[] lower, final double[] upper)
     {
         final double[] x = start;
         for (int sweep = 0; sweep < MAX_SWEEPS; sweep++)
@@ -38,7 +40,7 @@ final class NonNegativeLeastSquares
                         residual -= normal[k][j] * x[j];
                     }
                 }
-                final double next = Math.max(lower[k], residual / normal[k][k]);
+                final double next = Math.min(upper[k], Math.max(lower[k], residual / normal[k][k]));
                 change = Math.max(change, Math.abs(next - x[k]) / Math.max(Math.abs(x[k]), 1e-9));
                 x[k] = next;
             }

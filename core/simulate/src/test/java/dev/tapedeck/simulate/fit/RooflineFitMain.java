@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 
 import dev.tapedeck.latency.GpuSpec;
+import dev.tapedeck.latency.RooflineCoefficients;
 
 /**
  * Out-of-sample checks of the physics step model on the BLIS H100 training runs (read from ../shared; never copied).
@@ -20,7 +21,9 @@ import dev.tapedeck.latency.GpuSpec;
  *       model).</li>
  * </ol>
  * Prints every held-out stage and the median APE per metric. Usage: {@code RooflineFitMain DATA_DIR [seconds per
- * stage] [rounds]}.
+ * stage] [rounds] [pins]}, pins an ablation that holds corrections fixed (and frees the experts' factor the product
+ * holds) such as {@code request=0,layer=0} (names of
+ * {@link RooflineCoefficients#values()}: step, layer, request, compute, weights, kv, comm, all_reduce, experts).
  */
 public final class RooflineFitMain
 {
@@ -33,18 +36,19 @@ public final class RooflineFitMain
     public static void main(final String[] args) throws Exception
     {
         final Path data = Path.of(args[0]);
-        final double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 60;
-        final int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 12;
+        seconds = args.length > 1 ? Double.parseDouble(args[1]) : 60;
+        rounds = args.length > 2 ? Integer.parseInt(args[2]) : 12;
+        pinsOrNull = pins(args.length > 3 ? args[3] : "");
         final GpuSpec h100 = GpuSpec.lookup("H100");
         final List<BlisExperiment> usable = BlisExperiment.readAll(data, "").stream()
             .filter(e -> !e.overloaded()).toList();
-        final RooflineFit.Fitted all = RooflineFit.fit(usable, h100, RooflineFit.DATA_SHEET, "h100", seconds, rounds);
+        final RooflineFit.Fitted all = fit(usable, RooflineFit.DATA_SHEET, "h100");
         System.out.println("across models: " + all);
         report("in sample, across models", RooflineFit.compareAll(usable, h100, all, seconds));
         for (final String model : MODELS)
         {
             final List<BlisExperiment> own = usable.stream().filter(e -> e.name().contains(model)).toList();
-            final RooflineFit.Fitted f = RooflineFit.fit(own, h100, all, model, seconds, rounds);
+            final RooflineFit.Fitted f = fit(own, all, model);
             System.out.println("profile " + model + ": " + f);
             report("in sample, profile " + model, RooflineFit.compareAll(own, h100, f, seconds));
         }
@@ -53,8 +57,7 @@ public final class RooflineFitMain
         {
             final List<BlisExperiment> train = usable.stream().filter(e -> !e.name().contains(model)).toList();
             final List<BlisExperiment> test = usable.stream().filter(e -> e.name().contains(model)).toList();
-            final RooflineFit.Fitted f = RooflineFit.fit(train, h100, RooflineFit.DATA_SHEET, "without-" + model,
-                seconds, rounds);
+            final RooflineFit.Fitted f = fit(train, RooflineFit.DATA_SHEET, "without-" + model);
             lomo.addAll(print("leave-model-out", RooflineFit.compareAll(test, h100, f, seconds)));
         }
         final List<StageReplay.Comparison> loro = new ArrayList<>();
@@ -62,14 +65,47 @@ public final class RooflineFitMain
         {
             final String model = modelOf(held);
             final List<BlisExperiment> rest = usable.stream().filter(e -> e != held).toList();
-            final RooflineFit.Fitted across = RooflineFit.fit(rest, h100, RooflineFit.DATA_SHEET, "across", seconds,
-                rounds);
+            final RooflineFit.Fitted across = fit(rest, RooflineFit.DATA_SHEET, "across");
             final List<BlisExperiment> own = rest.stream().filter(e -> e.name().contains(model)).toList();
-            final RooflineFit.Fitted profile = RooflineFit.fit(own, h100, across, model, seconds, rounds);
+            final RooflineFit.Fitted profile = fit(own, across, model);
             loro.addAll(print("leave-run-out", RooflineFit.compare(held, h100, profile, seconds)));
         }
         report("leave one model out", lomo);
         report("leave one run out (model profile)", loro);
+    }
+
+    /** The ablation's pins, or null for the product's fit. */
+    private static double[] pinsOrNull;
+    private static double seconds;
+    private static int rounds;
+
+    private static RooflineFit.Fitted fit(final List<BlisExperiment> runs, final RooflineFit.Fitted prior,
+        final String name)
+    {
+        final GpuSpec h100 = GpuSpec.lookup("H100");
+        return null == pinsOrNull ? RooflineFit.fit(runs, h100, prior, name, seconds, rounds) :
+            RooflineFit.fit(runs, h100, prior, name, seconds, rounds, pinsOrNull);
+    }
+
+    private static double[] pins(final String text)
+    {
+        if (text.isBlank())
+        {
+            return null;
+        }
+        final List<String> names = List.of("step", "layer", "request", "compute", "weights", "kv", "comm",
+            "all_reduce", "experts");
+        final double[] pins = new double[names.size()];
+        java.util.Arrays.fill(pins, Double.NaN);
+        for (final String pin : text.split(","))
+        {
+            if (!pin.isBlank())
+            {
+                final String[] kv = pin.split("=");
+                pins[names.indexOf(kv[0].trim())] = Double.parseDouble(kv[1].trim());
+            }
+        }
+        return pins;
     }
 
     private static String modelOf(final BlisExperiment e)

@@ -57,7 +57,7 @@ class RooflineFitTest
     void fittingRunsMadeByKnownCorrectionsPredictsThemAgain()
     {
         final RooflineFit.Fitted truth = new RooflineFit.Fitted(
-            new RooflineCoefficients("truth", 300, 12, 4, 1.3, 1.25, 1.3, 1.5, 3, 1.3, 0), 15_000, 0.5);
+            new RooflineCoefficients("truth", 300, 12, 4, 1.3, 1.25, 1.3, 1.5, 3, 1 / 0.9, 0), 15_000, 0.5);
         final List<BlisExperiment> observed = List.of(
             measured(shape("synthetic-7b", "meta-llama/Llama-2-7b-hf", 1, 6, 18), truth),
             measured(shape("synthetic-70b", "meta-llama/Llama-2-70b-hf", 4, 6, 16), truth),
