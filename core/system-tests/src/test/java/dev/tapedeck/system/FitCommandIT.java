@@ -4,8 +4,14 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Random;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,6 +29,8 @@ import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.latency.StepProfileFile;
 import dev.tapedeck.simulate.fit.BlisExperiment;
 import dev.tapedeck.simulate.fit.StageReplay;
+import dev.tapedeck.trace.TraceReader;
+import dev.tapedeck.trace.TraceRecord;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,7 +39,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code inspect fit} on inference-perf runs whose answer is known (written in the BLIS layout from a replay with
  * known coefficients and frontend delay), then {@code simulate --step-profile FILE} with what it wrote: the fitted
  * profile predicts the runs' means within a few percent, the overloaded run is left out of the fit, and the profile
- * file is what simulate loads.
+ * file is what simulate loads. Likewise {@code inspect fit --trace} on the trace {@code simulate --trace-out} writes
+ * of a run with known coefficients (its records carry {@code itl_ctx}), and {@code inspect fit --requests} on that
+ * run's per-request timestamps and on the real RTX PRO 6000 run the default profile was fitted to.
  */
 @Timeout(120)
 class FitCommandIT
@@ -140,5 +150,167 @@ class FitCommandIT
         assertTrue(report.contains("l7-h100") && report.contains("on 1x H100"), "the report names the deployment");
         assertEquals(blocks, new com.fasterxml.jackson.databind.ObjectMapper().readTree(report)
             .at("/target/engine/kv_cache_blocks").asInt(), "the profile's KV geometry");
+    }
+
+    private static final StepCoefficients KNOWN = new StepCoefficients("known", 8000, 20, 60, 40, 0, "test");
+
+    private static String run(final String... args)
+    {
+        final CommandLine cli = Main.commandLine();
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        assertEquals(0, cli.execute(args), String.join(" ", args) + ": " + err);
+        return out.toString();
+    }
+
+    /** 400 requests at 8/s, half with short prompts and half with long ones (so context and batch size part). */
+    private Path workload() throws Exception
+    {
+        final Random random = new Random(5);
+        final StringBuilder lines = new StringBuilder();
+        double at = 0;
+        for (int i = 0; i < 400; i++)
+        {
+            at += -Math.log(1 - random.nextDouble()) * 1000 / 8;
+            final int prompt = random.nextBoolean() ? 50 + random.nextInt(200) : 1000 + random.nextInt(1000);
+            lines.append(String.format(Locale.ROOT, "{\"arrival_ms\":%.3f,\"prompt_tokens\":%d,\"output_tokens\":%d}%n",
+                at, prompt, 20 + random.nextInt(300)));
+        }
+        final Path workload = dir.resolve("w.jsonl");
+        Files.writeString(workload, lines);
+        return workload;
+    }
+
+    /** simulate the workload with {@code profile}'s options; returns the report's latency_ms. */
+    private JsonNode simulate(final Path workload, final String report, final String... profile) throws Exception
+    {
+        final List<String> args = new ArrayList<>(List.of("simulate", "--quiet", "--workload", workload.toString(),
+            "--report", dir.resolve(report).toString()));
+        args.addAll(List.of(profile));
+        run(args.toArray(String[]::new));
+        return new ObjectMapper().readTree(dir.resolve(report).toFile()).at("/points/0/latency_ms");
+    }
+
+    private static String[] known(final String... more)
+    {
+        final List<String> args = new ArrayList<>(List.of("--step-base", KNOWN.baseUs() + "us",
+            "--step-prefill-per-token", KNOWN.prefillTokenUs() + "us", "--step-decode-per-request",
+            KNOWN.decodeRequestUs() + "us", "--step-context-per-1k-tokens", KNOWN.contextKiloTokenUs() + "us"));
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
+    }
+
+    private static void assertMeansClose(final JsonNode truth, final JsonNode predicted, final double ttftPct,
+        final double itlPct)
+    {
+        assertEquals(truth.at("/ttft/mean").asDouble(), predicted.at("/ttft/mean").asDouble(),
+            truth.at("/ttft/mean").asDouble() * ttftPct / 100, "TTFT mean");
+        assertEquals(truth.at("/itl/mean").asDouble(), predicted.at("/itl/mean").asDouble(),
+            truth.at("/itl/mean").asDouble() * itlPct / 100, "ITL mean");
+        assertEquals(truth.at("/e2e/mean").asDouble(), predicted.at("/e2e/mean").asDouble(),
+            truth.at("/e2e/mean").asDouble() * itlPct / 100, "E2E mean");
+    }
+
+    @Test
+    void fitTraceRecoversTheCoefficientsOfTheRunThatWroteTheTrace() throws Exception
+    {
+        final Path workload = workload();
+        final Path trace = dir.resolve("t.jsonl");
+        final JsonNode truth = simulate(workload, "truth.json", known("--trace-out", trace.toString()));
+        final List<TraceRecord> records = TraceReader.readAll(trace).records();
+        assertTrue(records.stream().allMatch(r -> null != r.itlContext()), "simulate --trace-out writes itl_ctx");
+
+        final Path profile = dir.resolve("t.json");
+        final String printed = run("inspect", "fit", "--trace", trace.toString(), "--out", profile.toString());
+        assertTrue(printed.contains("400 with itl_ctx used"), printed);
+        final StepProfileFile.Loaded loaded = StepProfileFile.read(profile);
+        final StepCoefficients fitted = loaded.coefficients();
+        assertEquals(KNOWN.baseUs(), fitted.baseUs(), KNOWN.baseUs() * 0.02, fitted.toString());
+        assertEquals(KNOWN.prefillTokenUs(), fitted.prefillTokenUs(), KNOWN.prefillTokenUs() * 0.02, fitted.toString());
+        assertEquals(KNOWN.decodeRequestUs(), fitted.decodeRequestUs(), KNOWN.decodeRequestUs() * 0.03,
+            fitted.toString());
+        assertEquals(KNOWN.contextKiloTokenUs(), fitted.contextKiloTokenUs(), KNOWN.contextKiloTokenUs() * 0.03,
+            fitted.toString());
+        assertEquals(records.stream().mapToLong(r -> r.itlMs().length).sum(),
+            loaded.provenance().path("gaps_used").asLong());
+        assertTrue(loaded.provenance().path("in_sample_mape_pct").asDouble() < 1, printed);
+
+        final JsonNode predicted = simulate(workload, "fitted.json", "--step-profile", profile.toString());
+        assertMeansClose(truth, predicted, 3, 1);
+        assertTrue(Files.readString(dir.resolve("fitted.json")).contains("t-fitted"), "the report names the profile");
+    }
+
+    @Test
+    void fitRequestsOnTheRunsTimestampsPredictsTheRun() throws Exception
+    {
+        final Path workload = workload();
+        final Path trace = dir.resolve("t.jsonl");
+        final JsonNode truth = simulate(workload, "truth.json", known("--trace-out", trace.toString()));
+        final StringBuilder lines = new StringBuilder();
+        for (final TraceRecord r : TraceReader.readAll(trace).records())
+        {
+            final double queued = r.arrivalMs() / 1000;
+            final double first = queued + r.ttftMs() / 1000;
+            final double last = first + java.util.Arrays.stream(r.itlMs()).sum() / 1000;
+            lines.append(String.format(Locale.ROOT, "{\"input_toks\":%d,\"output_toks\":%d,\"queued_ts\":%.6f," +
+                "\"scheduled_ts\":%.6f,\"first_token_ts\":%.6f,\"last_token_ts\":%.6f}%n", r.promptTokens(),
+                r.outputTokens(), queued, queued, first, last));
+        }
+        final Path requests = dir.resolve("run").resolve("requests.jsonl");
+        Files.createDirectories(requests.getParent());
+        Files.writeString(requests, lines);
+
+        final Path profile = dir.resolve("r.json");
+        final String printed = run("inspect", "fit", "--requests", requests.toString(), "--out", profile.toString());
+        final StepProfileFile.Loaded loaded = StepProfileFile.read(profile);
+        assertEquals("run-fitted", loaded.coefficients().name());
+        assertEquals(KNOWN.baseUs(), loaded.coefficients().baseUs(), KNOWN.baseUs() * 0.03, printed);
+        assertEquals(400, loaded.provenance().path("requests").asInt());
+        assertTrue(loaded.provenance().path("in_sample_mape_pct").asDouble() < 1, printed);
+        final JsonNode predicted = simulate(workload, "fitted.json", "--step-profile", profile.toString());
+        assertMeansClose(truth, predicted, 8, 1);
+    }
+
+    @Test
+    void fitRequestsReproducesTheShippedProfileFromTheRealRun() throws Exception
+    {
+        final Path real = realRun("RTXPRO6000_Llama-3.1-8B");
+        Assumptions.assumeTrue(null != real, () ->
+        {
+            final String reason = "skipped: neither traces/data/fidelity/llmservingsim nor " +
+                "../shared/data/fidelity/llmservingsim-bench has RTXPRO6000_Llama-3.1-8B/requests.jsonl";
+            System.out.println(reason);
+            return reason;
+        });
+        final Path profile = dir.resolve("l8.json");
+        final String printed = run("inspect", "fit", "--requests", real.toString(), "--out", profile.toString());
+        final StepCoefficients fitted = StepProfileFile.read(profile).coefficients();
+        final StepCoefficients shipped = StepCoefficients.DENSE_8B_RTXPRO6000;
+        assertEquals(shipped.baseUs(), fitted.baseUs(), shipped.baseUs() * 0.01, printed);
+        assertEquals(shipped.prefillTokenUs(), fitted.prefillTokenUs(), shipped.prefillTokenUs() * 0.01, printed);
+        assertEquals(shipped.decodeRequestUs(), fitted.decodeRequestUs(), shipped.decodeRequestUs() * 0.01, printed);
+        assertEquals(shipped.contextKiloTokenUs(), fitted.contextKiloTokenUs(), shipped.contextKiloTokenUs() * 0.01,
+            printed);
+        assertTrue(printed.contains("300 read, 300 with 21+ output tokens used"), printed);
+    }
+
+    /** The run's requests.jsonl in the repository's copy or the shared data, from any working directory. */
+    private static Path realRun(final String run)
+    {
+        for (Path up = Path.of("").toAbsolutePath(); null != up; up = up.getParent())
+        {
+            for (final Path candidate : List.of(up.resolve("traces/data/fidelity/llmservingsim"),
+                up.resolve("../shared/data/fidelity/llmservingsim-bench")))
+            {
+                final Path file = candidate.resolve(run).resolve("requests.jsonl");
+                if (Files.isRegularFile(file))
+                {
+                    return file.normalize();
+                }
+            }
+        }
+        return null;
     }
 }

@@ -82,20 +82,21 @@ public final class StepModelFit
             throw new IllegalArgumentException("need at least " + 2 * TERMS + " requests with " + MIN_OUTPUT_TOKENS +
                 "+ output tokens to fit, got " + used);
         }
-        final boolean[] active = {true, true, true, contextTerm};
-        double[] solution = solve(rows, targets, used, active);
-        for (int round = 0; round < TERMS && hasNegative(solution, active); round++)
+        final double[][] normal = new double[TERMS][TERMS];
+        final double[] rhs = new double[TERMS];
+        for (int r = 0; r < used; r++)
         {
-            for (int t = TERMS - 1; t >= 0; t--)
+            for (int i = 0; i < TERMS; i++)
             {
-                if (active[t] && solution[t] < 0)
+                for (int j = 0; j < TERMS; j++)
                 {
-                    active[t] = false;
-                    break;
+                    normal[i][j] += rows[r][i] * rows[r][j];
                 }
+                rhs[i] += rows[r][i] * targets[r];
             }
-            solution = solve(rows, targets, used, active);
         }
+        final double[] solution = DropNegativeLeastSquares.solve(normal, rhs,
+            new boolean[] {true, true, true, contextTerm});
         double errorSum = 0;
         for (int i = 0; i < used; i++)
         {
@@ -159,82 +160,5 @@ public final class StepModelFit
     private static double overlap(final double a0, final double a1, final double b0, final double b1)
     {
         return Math.max(0.0, Math.min(a1, b1) - Math.max(a0, b0));
-    }
-
-    private static boolean hasNegative(final double[] solution, final boolean[] active)
-    {
-        for (int t = 0; t < TERMS; t++)
-        {
-            if (active[t] && solution[t] < 0)
-            {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * Least squares over the active terms (normal equations, Gaussian elimination with partial pivoting); inactive
-     * terms are 0.
-     */
-    private static double[] solve(final double[][] rows, final double[] targets, final int count,
-        final boolean[] active)
-    {
-        final int[] index = new int[TERMS];
-        int n = 0;
-        for (int t = 0; t < TERMS; t++)
-        {
-            if (active[t])
-            {
-                index[n++] = t;
-            }
-        }
-        final double[][] matrix = new double[n][n + 1];
-        for (int r = 0; r < count; r++)
-        {
-            for (int i = 0; i < n; i++)
-            {
-                for (int j = 0; j < n; j++)
-                {
-                    matrix[i][j] += rows[r][index[i]] * rows[r][index[j]];
-                }
-                matrix[i][n] += rows[r][index[i]] * targets[r];
-            }
-        }
-        for (int col = 0; col < n; col++)
-        {
-            int pivot = col;
-            for (int r = col + 1; r < n; r++)
-            {
-                if (Math.abs(matrix[r][col]) > Math.abs(matrix[pivot][col]))
-                {
-                    pivot = r;
-                }
-            }
-            final double[] swap = matrix[col];
-            matrix[col] = matrix[pivot];
-            matrix[pivot] = swap;
-            if (Math.abs(matrix[col][col]) < 1e-12)
-            {
-                throw new IllegalArgumentException("the run does not determine the coefficients (singular system)");
-            }
-            for (int r = 0; r < n; r++)
-            {
-                if (r != col)
-                {
-                    final double factor = matrix[r][col] / matrix[col][col];
-                    for (int c = col; c <= n; c++)
-                    {
-                        matrix[r][c] -= factor * matrix[col][c];
-                    }
-                }
-            }
-        }
-        final double[] solution = new double[TERMS];
-        for (int i = 0; i < n; i++)
-        {
-            solution[index[i]] = matrix[i][n] / matrix[i][i];
-        }
-        return solution;
     }
 }

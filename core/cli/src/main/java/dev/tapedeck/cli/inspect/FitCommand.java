@@ -25,9 +25,11 @@ import dev.tapedeck.simulate.fit.StageReplay;
 import dev.tapedeck.simulate.fit.StepFit;
 
 /**
- * {@code tapedeck inspect fit --blis DIR --model M --out PROFILE.json}: fit the step model and the frontend delay to
- * inference-perf runs of a real vLLM server by replaying them in virtual time, print how well each stage is predicted,
- * and write a profile file that {@code --step-profile FILE} loads. Runs on the calling thread.
+ * {@code tapedeck inspect fit (--blis DIR --model M | --requests FILE | --trace FILE[,FILE...]) --out PROFILE.json}:
+ * fit the step model to measurements of a real vLLM server and write a profile file that {@code --step-profile FILE}
+ * loads. From inference-perf runs (BLIS layout) it replays them in virtual time and fits the frontend delay too, and
+ * prints how well each stage is predicted; from per-request engine timestamps ({@link RequestsFitSource}) or traces
+ * with per-gap step context ({@link TraceFitSource}) it solves least squares. Runs on the calling thread.
  */
 @CommandLine.Command(
     name = "fit",
@@ -35,14 +37,20 @@ import dev.tapedeck.simulate.fit.StepFit;
     versionProvider = VersionProvider.class,
     sortOptions = false,
     description = {
-        "Fit the step model (base, per prefill token, per decode, per 1k context tokens) and the frontend delay to " +
-            "inference-perf runs of a real vLLM server (BLIS training layout: exp-config.yaml, profile.yaml, " +
-            "results/stage_N_lifecycle_metrics.json) by replaying their stages in virtual time; print the in-sample " +
-            "error of every stage and write a profile file for --step-profile.",
-        "With --roofline, fit the physics step model (corrections on the data-sheet roofline of the model's " +
-            "architecture and the GPU) instead.",
+        "Fit the step model (base, per prefill token, per decode, per 1k context tokens) to measurements of a real " +
+            "vLLM server and write a profile file for --step-profile. Exactly one source:",
+        "--blis: inference-perf runs (BLIS training layout: exp-config.yaml, profile.yaml, " +
+            "results/stage_N_lifecycle_metrics.json), their stages replayed in virtual time, the frontend delay " +
+            "fitted too; prints the in-sample error of every stage. With --roofline, fit the physics step model " +
+            "(corrections on the data-sheet roofline of the model's architecture and the GPU) instead.",
+        "--requests: per-request engine timestamps (LLMServingSim requests.jsonl: queued, scheduled, first and last " +
+            "token); one equation per request's decode window.",
+        "--trace: traces whose records carry itl_ms with itl_ctx (vllm-vcr's tap, tapedeck --trace-out); one " +
+            "equation per one-token gap (one step).",
         "Example: tapedeck inspect fit --blis training/default_args --model llama-2-7b --out llama-2-7b-h100.json",
-        "         tapedeck inspect fit --blis training/default_args --model llama-2-70b --roofline --out l70.json"})
+        "         tapedeck inspect fit --blis training/default_args --model llama-2-70b --roofline --out l70.json",
+        "         tapedeck inspect fit --requests RTXPRO6000_Llama-3.1-8B/requests.jsonl --out l8.json",
+        "         tapedeck inspect fit --trace capture.jsonl.gz --out captured.json"})
 public final class FitCommand implements Callable<Integer>
 {
     private static final String[] METRICS = {"ttft_mean", "ttft_p99", "itl_mean", "e2e_mean"};
@@ -50,12 +58,28 @@ public final class FitCommand implements Callable<Integer>
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
-    @CommandLine.Option(names = "--blis", required = true, paramLabel = "DIR",
-        description = "A directory of experiment directories.")
-    Path data;
+    @CommandLine.ArgGroup(exclusive = true, multiplicity = "1")
+    Source source;
 
-    @CommandLine.Option(names = "--model", required = true, paramLabel = "SUBSTRING",
-        description = "Fit the experiments whose directory names contain this (e.g. llama-2-7b).")
+    /** The one measurement to fit. */
+    static final class Source
+    {
+        @CommandLine.Option(names = "--blis", required = true, paramLabel = "DIR",
+            description = "A directory of inference-perf experiment directories (needs --model).")
+        Path blis;
+
+        @CommandLine.Option(names = "--requests", required = true, paramLabel = "FILE",
+            description = "Per-request engine timestamps of one run (LLMServingSim requests.jsonl).")
+        Path requests;
+
+        @CommandLine.Option(names = "--trace", required = true, split = ",", paramLabel = "FILE",
+            description = "Traces with itl_ms and itl_ctx, each its own capture (comma-separated; gzip recognised).")
+        List<Path> traces;
+    }
+
+    @CommandLine.Option(names = "--model", paramLabel = "SUBSTRING",
+        description = "With --blis (required there): fit the experiments whose directory names contain this " +
+            "(e.g. llama-2-7b).")
     String model;
 
     @CommandLine.Option(names = "--out", required = true, paramLabel = "FILE",
@@ -63,7 +87,8 @@ public final class FitCommand implements Callable<Integer>
     Path out;
 
     @CommandLine.Option(names = "--name", paramLabel = "NAME",
-        description = "The profile's name (default: MODEL-fitted).")
+        description = "The profile's name (default: MODEL-fitted; RUN-fitted for --requests RUN/requests.jsonl; " +
+            "the first trace's name plus -fitted for --trace).")
     String name;
 
     @CommandLine.Option(names = "--seconds-per-stage", defaultValue = "120", paramLabel = "S",
@@ -94,8 +119,45 @@ public final class FitCommand implements Callable<Integer>
         description = "Replay-and-solve rounds of the --roofline fit (default: ${DEFAULT-VALUE}).")
     int rounds;
 
+    @CommandLine.Option(names = "--no-context-term",
+        description = "With --requests or --trace: fit no KV-context term; the per-decode term absorbs the " +
+            "attention cost (the two are nearly collinear when context lengths vary little).")
+    boolean noContextTerm;
+
     @Override
     public Integer call() throws IOException
+    {
+        final PrintWriter print = spec.commandLine().getOut();
+        if (null == source.blis)
+        {
+            if (null != model || roofline)
+            {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--model and --roofline go with --blis only");
+            }
+            if (null != source.requests)
+            {
+                RequestsFitSource.fit(source.requests, out, name, !noContextTerm, print);
+            }
+            else
+            {
+                TraceFitSource.fit(source.traces, out, name, !noContextTerm, print);
+            }
+            return 0;
+        }
+        if (null == model)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--blis needs --model");
+        }
+        if (noContextTerm)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                "--no-context-term goes with --requests or --trace");
+        }
+        return fitBlis(source.blis, print);
+    }
+
+    private int fitBlis(final Path data, final PrintWriter print) throws IOException
     {
         if (!Files.isDirectory(data))
         {
@@ -109,14 +171,13 @@ public final class FitCommand implements Callable<Integer>
                 all.size() + " overloaded ones excluded)");
         }
         final String profileName = null == name ? model + "-fitted" : name;
-        final PrintWriter print = spec.commandLine().getOut();
         final ObjectNode provenance = JsonNodeFactory.instance.objectNode();
         final List<StageReplay.Comparison> comparisons = new ArrayList<>();
         final RooflineProfile physics;
         final StepFit.Fitted fitted;
         if (roofline)
         {
-            physics = fitRoofline(usable, profileName, provenance, comparisons);
+            physics = fitRoofline(data, usable, profileName, provenance, comparisons);
             fitted = null;
         }
         else
@@ -174,7 +235,7 @@ public final class FitCommand implements Callable<Integer>
         return 0;
     }
 
-    private RooflineProfile fitRoofline(final List<BlisExperiment> usable, final String profileName,
+    private RooflineProfile fitRoofline(final Path data, final List<BlisExperiment> usable, final String profileName,
         final ObjectNode provenance, final List<StageReplay.Comparison> comparisons) throws IOException
     {
         final GpuSpec onGpu = GpuSpec.lookup(gpu);
