@@ -68,7 +68,8 @@ final class KvCache
 
     /**
      * Size the request's block table for its prompt and a first stretch of output, and hash its full prompt blocks
-     * (the allocations of a request; a long answer doubles the table a few times, never per token).
+     * unless the caller handed them over ({@link Request#blockHashes(long[])}) (the allocations of a request; a long
+     * answer doubles the table a few times, never per token).
      */
     void prepare(final Request request)
     {
@@ -77,7 +78,11 @@ final class KvCache
         request.blockTable = new int[blocksFor((int)tokens)];
         request.numBlocks = 0;
         request.numRegisteredBlocks = 0;
-        if (prefixCaching && null == request.blockHashes)
+        if (!prefixCaching)
+        {
+            request.blockHashes = null; // handed over by the caller, of no use
+        }
+        else if (null == request.blockHashes)
         {
             final LoraAdapter lora = request.lora();
             request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize,
