@@ -41,6 +41,7 @@ public final class BlockHasher
     /** XXH3-128 with seed 0 and the default secret (xxHash's {@code XXH3_128bits}); stateless, thread safe. */
     private static final LongTupleHashFunction XXH3_128 = LongTupleHashFunction.xx128();
     private static final VarHandle BE64 = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle BE32 = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
     private static final int MAJOR_UNSIGNED = 0;
     private static final int MAJOR_NEGATIVE = 1;
@@ -249,39 +250,38 @@ public final class BlockHasher
         System.arraycopy(parent, 0, out, length, digestBytes);
         length += digestBytes;
         head(MAJOR_ARRAY, blockSize);
+        int at = length;
         for (int i = from, end = from + blockSize; i < end; i++)
         {
-            // canonical unsigned heads inline (the buffer has room for the block): 0x00-0x17, 0x18 xx,
+            // canonical unsigned heads inline (the buffer has room for 9 bytes a token): 0x00-0x17, 0x18 xx,
             // 0x19 xxxx, 0x1a xxxxxxxx
             final int token = tokenIds[i];
-            if (token < 0)
+            if (token >= 0x100)
             {
-                integer(token);
+                // most ids: 0x19 or 0x1a without a branch on which (wide = 1 from 0x10000 on); the 4 bytes written
+                // after the head hold the 2-byte form in their first two, the next token overwrites the rest
+                final int wide = (0xffff - token) >>> 31;
+                out[at] = (byte)(0x19 + wide);
+                BE32.set(out, at + 1, token << ((1 - wide) << 4));
+                at += 3 + (wide << 1);
             }
-            else if (token < 24)
+            else if (token >= 24)
             {
-                out[length++] = (byte)token;
+                out[at++] = 0x18;
+                out[at++] = (byte)token;
             }
-            else if (token < 0x100)
+            else if (token >= 0)
             {
-                out[length++] = 0x18;
-                out[length++] = (byte)token;
-            }
-            else if (token < 0x10000)
-            {
-                out[length++] = 0x19;
-                out[length++] = (byte)(token >>> 8);
-                out[length++] = (byte)token;
+                out[at++] = (byte)token;
             }
             else
             {
-                out[length++] = 0x1a;
-                out[length++] = (byte)(token >>> 24);
-                out[length++] = (byte)(token >>> 16);
-                out[length++] = (byte)(token >>> 8);
-                out[length++] = (byte)token;
+                length = at;
+                integer(token);
+                at = length;
             }
         }
+        length = at;
         final int extraKeys = (null == lora ? 0 : 1) + (null == blockSalt ? 0 : 1);
         if (0 == extraKeys)
         {
