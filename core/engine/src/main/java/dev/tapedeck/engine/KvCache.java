@@ -31,8 +31,14 @@ final class KvCache
     private final int blockSize;
     private final boolean prefixCaching;
     private final KvEventSink events;
-    /** The blocks the last {@link #findCachedBlocks} found, in order, for the {@link #allocate} that follows it. */
+    /**
+     * The blocks the last {@link #findCachedBlocks} found, in order, for the {@link #allocate} that follows it and,
+     * while the pool's watch on them holds, for the next lookup of the same request (a waiting request refused for
+     * want of blocks is looked up again every step).
+     */
     private int[] foundBlocks = new int[64];
+    private int foundCount;
+    private int foundLimit;
     private Request foundFor;
 
     KvCache(final EngineConfig config)
@@ -68,7 +74,8 @@ final class KvCache
 
     /**
      * Size the request's block table for its prompt and a first stretch of output, and hash its full prompt blocks
-     * (the allocations of a request; a long answer doubles the table a few times, never per token).
+     * unless the caller handed them over ({@link Request#blockHashes(long[])}) (the allocations of a request; a long
+     * answer doubles the table a few times, never per token).
      */
     void prepare(final Request request)
     {
@@ -77,7 +84,11 @@ final class KvCache
         request.blockTable = new int[blocksFor((int)tokens)];
         request.numBlocks = 0;
         request.numRegisteredBlocks = 0;
-        if (prefixCaching && null == request.blockHashes)
+        if (!prefixCaching)
+        {
+            request.blockHashes = null; // handed over by the caller, of no use
+        }
+        else if (null == request.blockHashes)
         {
             final LoraAdapter lora = request.lora();
             request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize,
@@ -97,6 +108,11 @@ final class KvCache
             return 0;
         }
         final int limit = Math.min(hashes.length, (request.numTokens() - 1) / blockSize);
+        if (foundFor == request && foundLimit == limit && pool.watchHolds())
+        {
+            // no block found last time was evicted and the hash that missed is still missing: the same blocks
+            return foundCount;
+        }
         if (foundBlocks.length < limit)
         {
             foundBlocks = new int[Math.max(limit, 2 * foundBlocks.length)];
@@ -108,6 +124,9 @@ final class KvCache
             foundBlocks[blocks++] = block;
         }
         foundFor = request;
+        foundCount = blocks;
+        foundLimit = limit;
+        pool.watch(foundBlocks, blocks, blocks < limit, blocks < limit ? hashes[blocks] : 0);
         return blocks;
     }
 
@@ -145,11 +164,18 @@ final class KvCache
         // the hits are the blocks findCachedBlocks just found for this request (nothing changed the pool since)
         final int[] hits = foundFor == request ? foundBlocks : null;
         int hitsOnFreeBlocks = 0;
-        for (int i = 0; i < hitBlocks; i++)
+        if (null != hits && hitBlocks == foundCount && pool.watchHolds())
         {
-            if (0 == pool.refCount(null != hits ? hits[i] : pool.cachedBlock(hashes[i])))
+            hitsOnFreeBlocks = pool.watchedFreeBlocks();
+        }
+        else
+        {
+            for (int i = 0; i < hitBlocks; i++)
             {
-                hitsOnFreeBlocks++;
+                if (0 == pool.refCount(null != hits ? hits[i] : pool.cachedBlock(hashes[i])))
+                {
+                    hitsOnFreeBlocks++;
+                }
             }
         }
         final int tokensAfter = request.numComputedTokens + hitBlocks * blockSize + newTokens;
@@ -173,7 +199,11 @@ final class KvCache
             pool.acquire(block);
             table[request.numBlocks++] = block;
         }
-        foundFor = null;
+        if (null != hits)
+        {
+            foundFor = null;
+            pool.unwatch();
+        }
         request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, hitBlocks);
         for (int i = 0; i < newBlocks; i++)
         {

@@ -229,6 +229,22 @@ public final class Request implements EngineMetrics.RequestTiming
     }
 
     /**
+     * Hand over the prompt's block hashes, computed by the caller so the engine does not hash the prompt again: they
+     * must be what the engine's own hasher gives this prompt, {@code new BlockHasher(seed, algo).blockHashes(prompt,
+     * blockSize, lora name, cache salt)} with the engine's {@code --prefix-caching-hash-seed},
+     * {@code --prefix-caching-hash-algo} and {@code --block-size} ({@code BlockHasher.continueChain} hashes a prompt
+     * whose first blocks another prompt shares only once). Ignored without prefix caching.
+     *
+     * @param hashes the low 64 bits of each full prompt block's digest, in order (not copied).
+     * @return this.
+     */
+    public Request blockHashes(final long[] hashes)
+    {
+        blockHashes = hashes;
+        return this;
+    }
+
+    /**
      * @return the request's {@code cache_salt}, or null.
      */
     public String cacheSalt()

@@ -41,6 +41,7 @@ public final class BlockHasher
     /** XXH3-128 with seed 0 and the default secret (xxHash's {@code XXH3_128bits}); stateless, thread safe. */
     private static final LongTupleHashFunction XXH3_128 = LongTupleHashFunction.xx128();
     private static final VarHandle BE64 = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+    private static final VarHandle BE32 = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.BIG_ENDIAN);
 
     private static final int MAJOR_UNSIGNED = 0;
     private static final int MAJOR_NEGATIVE = 1;
@@ -164,6 +165,43 @@ public final class BlockHasher
         return value;
     }
 
+    /**
+     * Continue a chain: hash {@code blocks} full blocks of a prompt from block {@code firstBlock} on, after the block
+     * whose digest {@code parent} holds ({@link #rootHash()} for block 0). The values are those
+     * {@link #blockHashes} gives the same blocks; {@code parent} is left holding the last block's digest, so a caller
+     * that knows two prompts share their first blocks can hash the shared ones once.
+     *
+     * @param tokenIds the prompt's token ids.
+     * @param blockSize tokens per block.
+     * @param firstBlock the first block to hash.
+     * @param blocks how many blocks to hash (each must be full).
+     * @param loraName the LoRA adapter's name (an extra key on every block), or null.
+     * @param cacheSalt the request's {@code cache_salt} (an extra key on block 0), or null.
+     * @param parent the previous block's digest ({@link #algo()}'s digest length); updated.
+     * @param hashes where the blocks' low 64 bits go.
+     * @param offset where in {@code hashes} the first block's goes.
+     */
+    public void continueChain(final int[] tokenIds, final int blockSize, final int firstBlock, final int blocks,
+        final String loraName, final String cacheSalt, final byte[] parent, final long[] hashes, final int offset)
+    {
+        if (blockSize < 1 || firstBlock < 0 || (long)(firstBlock + blocks) * blockSize > tokenIds.length)
+        {
+            throw new IllegalArgumentException("blocks " + firstBlock + " + " + blocks + " of " + blockSize +
+                " tokens do not fit a prompt of " + tokenIds.length);
+        }
+        final byte[] lora = null == loraName ? null : loraName.getBytes(StandardCharsets.UTF_8);
+        final byte[] salt = null == cacheSalt ? null : cacheSalt.getBytes(StandardCharsets.UTF_8);
+        System.arraycopy(parent, 0, this.parent, 0, digestBytes);
+        final int most = mostBytes(blockSize, lora, salt);
+        for (int b = 0; b < blocks; b++)
+        {
+            final int block = firstBlock + b;
+            hashBlock(tokenIds, block * blockSize, blockSize, lora, 0 == block ? salt : null, most);
+            hashes[offset + b] = low64(this.parent);
+        }
+        System.arraycopy(this.parent, 0, parent, 0, digestBytes);
+    }
+
     private void chain(final int[] tokenIds, final int blockSize, final String loraName, final String cacheSalt,
         final long[] hashes, final byte[][] digests)
     {
@@ -175,72 +213,10 @@ public final class BlockHasher
         final byte[] salt = null == cacheSalt ? null : cacheSalt.getBytes(StandardCharsets.UTF_8);
         System.arraycopy(rootHash, 0, parent, 0, digestBytes);
         final int blocks = tokenIds.length / blockSize;
-        // the most one block's tuple takes: array and byte-string heads, the parent, the token array's head, 9 bytes
-        // per token id, the extra keys
-        final int most = 1 + 9 + digestBytes + 9 + 9 * blockSize + 9 + (null == lora ? 0 : 9 + lora.length) +
-            (null == salt ? 0 : 9 + salt.length);
+        final int most = mostBytes(blockSize, lora, salt);
         for (int b = 0; b < blocks; b++)
         {
-            length = 0;
-            ensure(most);
-            final byte[] out = buffer;
-            out[length++] = (byte)(MAJOR_ARRAY << 5 | 3);
-            head(MAJOR_BYTES, digestBytes);
-            System.arraycopy(parent, 0, out, length, digestBytes);
-            length += digestBytes;
-            head(MAJOR_ARRAY, blockSize);
-            for (int i = b * blockSize, end = i + blockSize; i < end; i++)
-            {
-                // canonical unsigned heads inline (the buffer has room for the block): 0x00-0x17, 0x18 xx,
-                // 0x19 xxxx, 0x1a xxxxxxxx
-                final int token = tokenIds[i];
-                if (token < 0)
-                {
-                    integer(token);
-                }
-                else if (token < 24)
-                {
-                    out[length++] = (byte)token;
-                }
-                else if (token < 0x100)
-                {
-                    out[length++] = 0x18;
-                    out[length++] = (byte)token;
-                }
-                else if (token < 0x10000)
-                {
-                    out[length++] = 0x19;
-                    out[length++] = (byte)(token >>> 8);
-                    out[length++] = (byte)token;
-                }
-                else
-                {
-                    out[length++] = 0x1a;
-                    out[length++] = (byte)(token >>> 24);
-                    out[length++] = (byte)(token >>> 16);
-                    out[length++] = (byte)(token >>> 8);
-                    out[length++] = (byte)token;
-                }
-            }
-            final byte[] blockSalt = 0 == b ? salt : null;
-            final int extraKeys = (null == lora ? 0 : 1) + (null == blockSalt ? 0 : 1);
-            if (0 == extraKeys)
-            {
-                out[length++] = (byte)CBOR_NULL;
-            }
-            else
-            {
-                head(MAJOR_ARRAY, extraKeys);
-                if (null != lora)
-                {
-                    text(lora);
-                }
-                if (null != blockSalt)
-                {
-                    text(blockSalt);
-                }
-            }
-            digestInto(parent);
+            hashBlock(tokenIds, b * blockSize, blockSize, lora, 0 == b ? salt : null, most);
             if (null != hashes)
             {
                 hashes[b] = low64(parent);
@@ -250,6 +226,80 @@ public final class BlockHasher
                 digests[b] = parent.clone();
             }
         }
+    }
+
+    /**
+     * The most one block's tuple takes: array and byte-string heads, the parent, the token array's head, 9 bytes per
+     * token id, the extra keys.
+     */
+    private int mostBytes(final int blockSize, final byte[] lora, final byte[] salt)
+    {
+        return 1 + 9 + digestBytes + 9 + 9 * blockSize + 9 + (null == lora ? 0 : 9 + lora.length) +
+            (null == salt ? 0 : 9 + salt.length);
+    }
+
+    /** Encode the tuple of the block starting at token {@code from} after {@code parent}, and hash it into parent. */
+    private void hashBlock(final int[] tokenIds, final int from, final int blockSize, final byte[] lora,
+        final byte[] blockSalt, final int most)
+    {
+        length = 0;
+        ensure(most);
+        final byte[] out = buffer;
+        out[length++] = (byte)(MAJOR_ARRAY << 5 | 3);
+        head(MAJOR_BYTES, digestBytes);
+        System.arraycopy(parent, 0, out, length, digestBytes);
+        length += digestBytes;
+        head(MAJOR_ARRAY, blockSize);
+        int at = length;
+        for (int i = from, end = from + blockSize; i < end; i++)
+        {
+            // canonical unsigned heads inline (the buffer has room for 9 bytes a token): 0x00-0x17, 0x18 xx,
+            // 0x19 xxxx, 0x1a xxxxxxxx
+            final int token = tokenIds[i];
+            if (token >= 0x100)
+            {
+                // most ids: 0x19 or 0x1a without a branch on which (wide = 1 from 0x10000 on); the 4 bytes written
+                // after the head hold the 2-byte form in their first two, the next token overwrites the rest
+                final int wide = (0xffff - token) >>> 31;
+                out[at] = (byte)(0x19 + wide);
+                BE32.set(out, at + 1, token << ((1 - wide) << 4));
+                at += 3 + (wide << 1);
+            }
+            else if (token >= 24)
+            {
+                out[at++] = 0x18;
+                out[at++] = (byte)token;
+            }
+            else if (token >= 0)
+            {
+                out[at++] = (byte)token;
+            }
+            else
+            {
+                length = at;
+                integer(token);
+                at = length;
+            }
+        }
+        length = at;
+        final int extraKeys = (null == lora ? 0 : 1) + (null == blockSalt ? 0 : 1);
+        if (0 == extraKeys)
+        {
+            out[length++] = (byte)CBOR_NULL;
+        }
+        else
+        {
+            head(MAJOR_ARRAY, extraKeys);
+            if (null != lora)
+            {
+                text(lora);
+            }
+            if (null != blockSalt)
+            {
+                text(blockSalt);
+            }
+        }
+        digestInto(parent);
     }
 
     /** Hash the buffer's {@code length} bytes into {@code out}. */

@@ -38,6 +38,14 @@ public final class BlockPool
     private long evictions;
     private long changes;
     private KvEventSink events;
+    /** The watched hit ({@link #watch}): how often each block is in it, the blocks, and what has happened since. */
+    private final int[] watchCounts;
+    private final int[] watched;
+    private int watchedCount;
+    private int watchedFree;
+    private boolean watchingMiss;
+    private long watchedMissHash;
+    private boolean watchHolds;
 
     /**
      * @param capacity blocks in the pool.
@@ -54,6 +62,8 @@ public final class BlockPool
         hashed = new boolean[capacity];
         previousFree = new int[capacity];
         nextFree = new int[capacity];
+        watchCounts = new int[capacity];
+        watched = new int[capacity];
         // sized so that caching every block never grows the map (a growth would allocate on the step path)
         blockByHash = new Long2LongHashMap((int)Math.min(1 << 30, (long)(capacity / LOAD_FACTOR) + 2), LOAD_FACTOR,
             NONE);
@@ -82,6 +92,7 @@ public final class BlockPool
         }
         Arrays.fill(refCounts, 0);
         Arrays.fill(hashed, false);
+        watchHolds = false;
         blockByHash.clear();
         freeHead = NONE;
         freeTail = NONE;
@@ -203,6 +214,7 @@ public final class BlockPool
         if (0 == refCounts[block]++)
         {
             unlinkFree(block);
+            watchedFree -= watchCounts[block];
         }
     }
 
@@ -219,6 +231,10 @@ public final class BlockPool
             return NONE;
         }
         unlinkFree(block);
+        if (0 != watchCounts[block])
+        {
+            watchHolds = false; // a block of the watched hit is taken for new content: its hash is evicted
+        }
         if (hashed[block])
         {
             hashed[block] = false;
@@ -247,6 +263,7 @@ public final class BlockPool
         if (0 == --refCounts[block])
         {
             appendFree(block);
+            watchedFree += watchCounts[block];
         }
     }
 
@@ -267,7 +284,79 @@ public final class BlockPool
         hashes[block] = hash;
         hashed[block] = true;
         changes++;
+        if (watchingMiss && hash == watchedMissHash)
+        {
+            watchHolds = false; // the hash that ended the watched hit is cached: the hit may now be longer
+        }
         return true;
+    }
+
+    /**
+     * Watch a prefix lookup's result: the blocks it found and, when it stopped at a hash that is not cached, that
+     * hash. The watch holds ({@link #watchHolds()}) until a found block is taken for new content (its hash evicted),
+     * the missing hash is cached, or the pool is reset: while it holds, the same lookup finds the same blocks, and
+     * {@link #watchedFreeBlocks()} is how many of them are free (a block found twice counts twice). Replaces the
+     * previous watch. The pool keeps its own copy of the blocks; nothing allocates.
+     *
+     * @param blocks the blocks found, in order.
+     * @param count how many.
+     * @param missed true if the lookup stopped at a hash that is not cached.
+     * @param missHash that hash (when {@code missed}).
+     */
+    public void watch(final int[] blocks, final int count, final boolean missed, final long missHash)
+    {
+        unwatch();
+        if (count > capacity)
+        {
+            throw new IllegalArgumentException(count + " blocks to watch in a pool of " + capacity);
+        }
+        int free = 0;
+        for (int i = 0; i < count; i++)
+        {
+            final int block = blocks[i];
+            watched[i] = block;
+            watchCounts[block]++;
+            if (0 == refCounts[block])
+            {
+                free++;
+            }
+        }
+        watchedCount = count;
+        watchedFree = free;
+        watchingMiss = missed;
+        watchedMissHash = missHash;
+        watchHolds = true;
+    }
+
+    /**
+     * Stop watching (the watch no longer holds).
+     */
+    public void unwatch()
+    {
+        for (int i = 0; i < watchedCount; i++)
+        {
+            watchCounts[watched[i]] = 0;
+        }
+        watchedCount = 0;
+        watchedFree = 0;
+        watchingMiss = false;
+        watchHolds = false;
+    }
+
+    /**
+     * @return true while the watched lookup would find the same blocks ({@link #watch}).
+     */
+    public boolean watchHolds()
+    {
+        return watchHolds;
+    }
+
+    /**
+     * @return how many of the watched blocks are free (meaningful while the watch holds).
+     */
+    public int watchedFreeBlocks()
+    {
+        return watchedFree;
     }
 
     private void appendFree(final int block)

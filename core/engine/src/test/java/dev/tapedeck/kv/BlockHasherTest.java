@@ -149,6 +149,35 @@ class BlockHasherTest
         assertThrows(IllegalArgumentException.class, () -> BlockHashAlgo.of("md5"));
     }
 
+    @Test
+    void shouldContinueAChainFromAnyBlockWithTheSameValues()
+    {
+        final int[] tokens = new int[70];
+        for (int i = 0; i < tokens.length; i++)
+        {
+            tokens[i] = i * 7919 % 151_643 + (0 == i % 5 ? 70_000 : 0);
+        }
+        for (final BlockHashAlgo algo : BlockHashAlgo.values())
+        {
+            for (final String salt : new String[] {null, "s3cret"})
+            {
+                final BlockHasher hasher = new BlockHasher("0", algo);
+                final long[] whole = hasher.blockHashes(tokens, 4, "my-lora", salt);
+                final byte[][] digests = hasher.blockDigests(tokens, 4, "my-lora", salt);
+                final long[] pieces = new long[whole.length];
+                final byte[] parent = hasher.rootHash();
+                hasher.continueChain(tokens, 4, 0, 1, "my-lora", salt, parent, pieces, 0);
+                hasher.continueChain(tokens, 4, 1, 7, "my-lora", salt, parent, pieces, 1);
+                assertArrayEquals(digests[7], parent, algo + " parent after block 7");
+                hasher.continueChain(tokens, 4, 8, 0, "my-lora", salt, parent, pieces, 8);
+                hasher.continueChain(tokens, 4, 8, whole.length - 8, "my-lora", salt, parent, pieces, 8);
+                assertArrayEquals(whole, pieces, algo + " salt " + salt);
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> new BlockHasher("0").continueChain(ONE_TO_EIGHT, 4, 1,
+            2, null, null, new byte[BlockHasher.DIGEST_BYTES], new long[2], 0));
+    }
+
     private static String hex(final byte[] bytes)
     {
         return HexFormat.of().formatHex(bytes);

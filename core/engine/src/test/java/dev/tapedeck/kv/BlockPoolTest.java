@@ -126,4 +126,52 @@ class BlockPoolTest
         assertEquals(2, pool.freeBlocks());
         assertEquals(0, pool.allocate());
     }
+
+    @Test
+    void shouldHoldAWatchUntilAFoundBlockIsEvictedAndCountItsFreeBlocks()
+    {
+        final BlockPool pool = new BlockPool(4);
+        final int a = pool.allocate();
+        final int b = pool.allocate();
+        pool.cache(a, 10L);
+        pool.cache(b, 11L);
+        pool.release(b); // free, still cached: the tail of the free queue
+        pool.watch(new int[] {a, b}, 2, true, 12L);
+        assertTrue(pool.watchHolds());
+        assertEquals(1, pool.watchedFreeBlocks(), "b is free");
+        pool.release(a);
+        assertEquals(2, pool.watchedFreeBlocks());
+        pool.acquire(b);
+        assertEquals(1, pool.watchedFreeBlocks());
+        pool.release(b);
+        final int other = pool.allocate(); // an uncached free block: nothing watched is evicted
+        assertTrue(pool.watchHolds());
+        pool.cache(other, 13L); // another hash than the missing one
+        assertTrue(pool.watchHolds());
+        pool.allocate();
+        pool.allocate(); // takes a, evicting 10
+        assertFalse(pool.watchHolds(), "a found block was evicted");
+    }
+
+    @Test
+    void shouldBreakAWatchWhenTheMissingHashIsCachedOrThePoolReset()
+    {
+        final BlockPool pool = new BlockPool(3);
+        final int a = pool.allocate();
+        pool.cache(a, 10L);
+        pool.watch(new int[] {a}, 1, true, 11L);
+        final int b = pool.allocate();
+        pool.cache(b, 11L);
+        assertFalse(pool.watchHolds(), "the lookup would now find a longer hit");
+        pool.watch(new int[] {a, b}, 2, false, 0L);
+        assertTrue(pool.watchHolds());
+        assertEquals(0, pool.watchedFreeBlocks());
+        pool.unwatch();
+        assertFalse(pool.watchHolds());
+        pool.watch(new int[] {a, b}, 2, false, 0L);
+        pool.release(a);
+        pool.release(b);
+        pool.reset();
+        assertFalse(pool.watchHolds());
+    }
 }

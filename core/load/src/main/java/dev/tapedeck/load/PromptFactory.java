@@ -35,6 +35,23 @@ public final class PromptFactory
     }
 
     /**
+     * @return tokens per hash id: without cache resistance, hash id {@code h} at place {@code b} of the ids always
+     *     gives tokens {@code [b x blockSize, (b + 1) x blockSize)} the same words (when the prompt is that long).
+     */
+    public int blockSize()
+    {
+        return blockSize;
+    }
+
+    /**
+     * @return true if every prompt starts with words unique to its request.
+     */
+    public boolean cacheResistant()
+    {
+        return cacheResistant;
+    }
+
+    /**
      * Append the prompt as text: one leading-space word per token.
      *
      * @param request the request.

@@ -1,8 +1,15 @@
 package dev.tapedeck.load;
 
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.zip.GZIPInputStream;
 
+import dev.tapedeck.tokens.BuiltinTokenSpace;
+import dev.tapedeck.tokens.BuiltinTokenizer;
 import dev.tapedeck.tokens.TokenVocabulary;
 import dev.tapedeck.tokens.Tokenizer;
 
@@ -15,10 +22,13 @@ import dev.tapedeck.tokens.Tokenizer;
  */
 public final class PromptWords
 {
+    /** The built-in tokenizer's word ids: gzip of the ids as {@link BuiltinTokenSpace#readAscendingIds} reads them. */
+    static final String BUILTIN_RESOURCE = "o200k-prompt-word-ids.bin.gz";
     private static final int MIN_WORDS = 256;
 
-    private final String[] words;
     private final int[] tokenIds;
+    /** The words' text; for {@link #builtin()}, null until a word is first asked for (then decoded by o200k). */
+    private volatile String[] words;
 
     private PromptWords(final String[] words, final int[] tokenIds)
     {
@@ -59,11 +69,38 @@ public final class PromptWords
     }
 
     /**
+     * The words of the built-in tokenizer (o200k), exactly {@code of(new BuiltinTokenizer())}: their token ids are
+     * read from a resource without loading the tokenizer ({@code PromptWordsBuiltinTest} checks the resource against
+     * the tokenizer); their text is decoded by a tokenizer loaded when {@link #word(int)} is first called (a
+     * simulator that sends token ids never calls it).
+     *
+     * @return the words.
+     */
+    public static PromptWords builtin()
+    {
+        try (InputStream raw = PromptWords.class.getResourceAsStream(BUILTIN_RESOURCE))
+        {
+            if (null == raw)
+            {
+                throw new IllegalStateException("resource " + BUILTIN_RESOURCE + " is missing from the build");
+            }
+            try (DataInputStream in = new DataInputStream(new GZIPInputStream(raw, 1 << 16)))
+            {
+                return new PromptWords(null, BuiltinTokenSpace.readAscendingIds(in));
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    /**
      * @return how many words there are.
      */
     public int size()
     {
-        return words.length;
+        return tokenIds.length;
     }
 
     /**
@@ -72,7 +109,19 @@ public final class PromptWords
      */
     public String word(final int index)
     {
-        return words[index];
+        String[] text = words;
+        if (null == text)
+        {
+            // the built-in words: decoded once (a race decodes twice, to equal arrays)
+            final TokenVocabulary vocabulary = new BuiltinTokenizer().vocabulary();
+            text = new String[tokenIds.length];
+            for (int i = 0; i < text.length; i++)
+            {
+                text[i] = new String(vocabulary.bytes(tokenIds[i]), StandardCharsets.US_ASCII);
+            }
+            words = text;
+        }
+        return text[index];
     }
 
     /**

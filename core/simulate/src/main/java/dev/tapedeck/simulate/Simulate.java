@@ -19,7 +19,7 @@ import dev.tapedeck.load.LoadReport;
 import dev.tapedeck.load.PromptFactory;
 import dev.tapedeck.load.PromptWords;
 import dev.tapedeck.load.RunResult;
-import dev.tapedeck.tokens.BuiltinTokenizer;
+import dev.tapedeck.tokens.BuiltinTokenSpace;
 import dev.tapedeck.tokens.Tokenizer;
 import dev.tapedeck.trace.TraceMeta;
 import dev.tapedeck.trace.TraceWriter;
@@ -60,8 +60,10 @@ public final class Simulate
         final LoadPlan plan = LoadPlan.fromWorkload(workload, context.timeScale(), context.maxRequests(),
             context.maxSeconds(), null == context.outputTokens() ? null :
                 LengthDistribution.parse(context.outputTokens()), context.seed());
-        final Tokenizer tokenizer = null == context.tokenizer() ? new BuiltinTokenizer() : context.tokenizer();
-        final PromptWords words = PromptWords.of(tokenizer);
+        // the built-in tokenizer's words and token space are read from resources: simulate never tokenises text, so
+        // the o200k encoding is not loaded (half a second of start-up)
+        final Tokenizer tokenizer = context.tokenizer();
+        final PromptWords words = null == tokenizer ? PromptWords.builtin() : PromptWords.of(tokenizer);
         final List<LoadReport.Point> points = new ArrayList<>();
         final String parameter = context.sweepParameter();
         if (null == parameter)
@@ -130,11 +132,14 @@ public final class Simulate
         }
     }
 
+    /** The engine of a run; {@code tokenizer} null for the built-in one. */
     private static EngineConfig engineConfig(final SimulateContext context, final Tokenizer tokenizer,
         final String parameter, final int value)
     {
+        final int[] randomTokenIds = null == tokenizer ? BuiltinTokenSpace.randomTokenIds() :
+            tokenizer.vocabulary().randomTokenIds();
         final EngineConfig config = context.engine().copy()
-            .tokenSpace(tokenizer.vocabulary().randomTokenIds(), tokenizer.eosTokenId())
+            .tokenSpace(randomTokenIds, null == tokenizer ? BuiltinTokenSpace.eosTokenId() : tokenizer.eosTokenId())
             .prefixCachingHashAlgo(context.prefixCachingHashAlgo());
         if (null != parameter)
         {

@@ -40,6 +40,8 @@ final class SimulationRun implements OutputSink
     private final SessionTurns.Schedule releaseTurn = (dueNs, turn) -> arrivals.add(new Arrival(dueNs, turn));
     private final long[] inFlightPerSecond;
     private Engine engine;
+    /** Hashes the prompts' blocks for the engine, each shared prefix once; null when it cannot (the engine hashes). */
+    private PromptBlockHashMemo blockHashes;
     private int cursor;
     private long sent;
     private long answered;
@@ -134,6 +136,10 @@ final class SimulationRun implements OutputSink
     RunResult run(final EngineConfig config, final String label)
     {
         engine = new Engine(config, this, 0);
+        blockHashes = config.enablePrefixCaching() && !prompts.cacheResistant() &&
+            PromptBlockHashMemo.applies(config.blockSize(), prompts.blockSize()) ?
+            new PromptBlockHashMemo(config.prefixCachingHashSeed(), config.prefixCachingHashAlgo(), config.blockSize(),
+                prompts.blockSize()) : null;
         final List<PlannedRequest> requests = plan.requests();
         while (true)
         {
@@ -175,7 +181,9 @@ final class SimulationRun implements OutputSink
 
     private void submit(final PlannedRequest planned, final long nowNs)
     {
-        final Request request = new Request("sim-" + planned.index(), prompts.tokenIds(planned))
+        final int[] tokenIds = prompts.tokenIds(planned);
+        final Request request = new Request("sim-" + planned.index(), tokenIds)
+            .blockHashes(null == blockHashes ? null : blockHashes.blockHashes(planned, tokenIds))
             .maxTokens(WorkloadRequest.UNKNOWN == planned.outputTokens() ? Request.UNSET : planned.outputTokens())
             .ignoreEos(ignoreEos)
             .arrivalNs(nowNs);
