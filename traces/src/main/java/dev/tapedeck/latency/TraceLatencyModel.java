@@ -27,7 +27,8 @@ import dev.tapedeck.trace.TraceRecord;
  *   <li><b>Prefill chunks</b> ({@link #stepDurationNs}, the part of a step besides paced decodes):
  *       {@code cost(t) = c0 t + c1 t^2 / 2} ms, the chunk-cost law fitted to the gaps that admitted a prefill chunk
  *       (their excess over the request's median clean gap), at least {@code full_step_floor} when the step fills the
- *       token budget. The law's KV-depth term is taken at depth 0 (a step does not carry its chunks' depths).</li>
+ *       token budget. The law's KV-depth term is summed over the step's chunks at their depths (from
+ *       {@link StepShape#prefillAttentionPairs()}; at depth 0 for a shape that does not tell).</li>
  *   <li>{@code K = max(itl_tokens) - 1} turns on speculative-decoding accounting; output lengths for requests without
  *       {@code max_tokens} are drawn from the traces' {@code output_tokens}.</li>
  * </ul>
@@ -258,7 +259,7 @@ public final class TraceLatencyModel implements LatencyModel
         return best;
     }
 
-    /** The chunk-cost law at KV depth 0, in ms. */
+    /** The chunk-cost law for one chunk at KV depth 0, in ms. */
     double cost(final int chunkTokens)
     {
         return lawC0 * chunkTokens + lawC1 * chunkTokens * (double)chunkTokens / 2;
@@ -279,7 +280,11 @@ public final class TraceLatencyModel implements LatencyModel
         {
             return 0;
         }
-        double ms = cost(step.prefillTokens());
+        // sum over the chunks of c0 t + c1 ((d0 + t)^2 - d0^2) / 2 = c0 t + c1 (t d0 + t^2 / 2): the query-key pairs
+        // of the chunks' attention, less t / 2 each
+        final long pairs = step.prefillAttentionPairs();
+        double ms = pairs > 0 ? lawC0 * step.prefillTokens() + lawC1 * (pairs - step.prefillTokens() / 2.0) :
+            cost(step.prefillTokens());
         if (step.scheduledTokens() >= maxBatchedTokens)
         {
             ms = Math.max(ms, fullStepFloorMs);

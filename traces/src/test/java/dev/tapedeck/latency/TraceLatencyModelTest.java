@@ -130,6 +130,47 @@ class TraceLatencyModelTest
             }
         };
         assertEquals(expected, model.stepDurationNs(prefill, new SeededRandom(1)) / MS, expected * 0.01);
+        // the same chunk after 3000 computed tokens: c0 t + c1 ((3000 + t)^2 - 3000^2) / 2
+        final StepShape deep = new StepShape()
+        {
+            @Override
+            public int decodeRequests()
+            {
+                return 0;
+            }
+
+            @Override
+            public int prefillTokens()
+            {
+                return 1000;
+            }
+
+            @Override
+            public int prefillRequests()
+            {
+                return 1;
+            }
+
+            @Override
+            public long decodeContextTokens()
+            {
+                return 0;
+            }
+
+            @Override
+            public int runningRequests()
+            {
+                return 1;
+            }
+
+            @Override
+            public long prefillAttentionPairs()
+            {
+                return 1000L * 3000 + 1000L * 1001 / 2;
+            }
+        };
+        final double deeper = 0.02 * 1000 + 4e-6 * (4000.0 * 4000 - 3000.0 * 3000) / 2;
+        assertEquals(deeper, model.stepDurationNs(deep, new SeededRandom(1)) / MS, deeper * 0.01);
     }
 
     @Test
