@@ -16,11 +16,6 @@ class LatencyModelTest
 {
     private static final long MS = 1_000_000L;
 
-    private record Shape(int decodeRequests, int prefillTokens, int prefillRequests, long decodeContextTokens,
-        int runningRequests) implements StepShape
-    {
-    }
-
     @Test
     void shouldUseTheConstantTtftWhenSetAndThePerTokenFormOtherwise()
     {
@@ -43,7 +38,7 @@ class LatencyModelTest
         final KnobLatencyModel fast = new KnobLatencyModel(KnobLatencyModel.Calculator.AUTO, 750_000, 0,
             250_000, 0, 0, 0, 0, 1.0, 4);
         assertEquals(750_000, fast.firstTokenDelayNs(10, 0, 1, new SeededRandom(1)));
-        assertEquals(250_000, fast.stepDurationNs(new Shape(3, 0, 0, 0, 3), new SeededRandom(1)));
+        assertEquals(250_000, fast.stepDurationNs(new FixedStepShape(3, 0, 0, 0, 3), new SeededRandom(1)));
     }
 
     @Test
@@ -57,7 +52,7 @@ class LatencyModelTest
         double sum = 0;
         for (int i = 0; i < 20_000; i++)
         {
-            final long d = jittery.stepDurationNs(new Shape(1, 0, 0, 0, 1), random);
+            final long d = jittery.stepDurationNs(new FixedStepShape(1, 0, 0, 0, 1), random);
             min = Math.min(min, d);
             max = Math.max(max, d);
             sum += d;
@@ -80,7 +75,7 @@ class LatencyModelTest
     {
         final StepLatencyModel model = new StepLatencyModel(new StepCoefficients("t", 1000, 2, 10, 4, 0, "test"));
         // 1000 + 2 x 300 + 10 x 8 + 4 x 5 (5000 context tokens) = 1700 us
-        assertEquals(1_700_000, model.stepDurationNs(new Shape(8, 300, 1, 5000, 9), new SeededRandom(1)));
+        assertEquals(1_700_000, model.stepDurationNs(new FixedStepShape(8, 300, 1, 5000, 9), new SeededRandom(1)));
         assertEquals(0, model.firstTokenDelayNs(100, 0, 1, new SeededRandom(1)));
     }
 

@@ -31,11 +31,6 @@ class RooflineStepModelTest
     @TempDir
     Path dir;
 
-    private record Shape(int decodeRequests, int prefillTokens, int prefillRequests, long decodeContextTokens,
-        int runningRequests, long prefillAttentionPairs) implements StepShape
-    {
-    }
-
     private static double us(final ModelArchitecture model, final int tp, final RooflineCoefficients c,
         final StepShape step)
     {
@@ -49,19 +44,20 @@ class RooflineStepModelTest
         final double weightsUs = 2.0 * (32 * (4096.0 * 128 * 128 + 3.0 * 4096 * 11008) + 4096.0 * 32000) / 3.35e12 *
             1e6;
         assertEquals(3945, weightsUs, 1);
-        assertEquals(weightsUs, us(LLAMA_7B, 1, PEAK, new Shape(1, 0, 0, 0, 1, 0)), 0.01);
+        assertEquals(weightsUs, us(LLAMA_7B, 1, PEAK, new FixedStepShape(1, 0, 0, 0, 1, 0)), 0.01);
         // 1000 tokens of context: 2 x 32 layers x 32 heads x 128 x 2 bytes each
         final double kvUs = 1000 * 524_288 / 3.35e12 * 1e6;
-        assertEquals(weightsUs + kvUs, us(LLAMA_7B, 1, PEAK, new Shape(1, 0, 0, 1000, 1, 0)), 0.01);
+        assertEquals(weightsUs + kvUs, us(LLAMA_7B, 1, PEAK, new FixedStepShape(1, 0, 0, 1000, 1, 0)), 0.01);
         // overheads add per step, per layer and per request
         final RooflineCoefficients overheads = new RooflineCoefficients("o", 100, 10, 5, 1, 1, 1, 1, 0, 1, 0);
-        assertEquals(weightsUs + 100 + 320 + 2 * 5, us(LLAMA_7B, 1, overheads, new Shape(2, 0, 0, 0, 2, 0)), 0.01);
+        assertEquals(weightsUs + 100 + 320 + 2 * 5, us(LLAMA_7B, 1, overheads, new FixedStepShape(2, 0, 0, 0, 2)),
+            0.01);
     }
 
     @Test
     void tensorParallelismSplitsTheWorkAndAddsTwoAllReducesPerLayer()
     {
-        final Shape decode = new Shape(1, 0, 0, 80_000, 1, 0);
+        final FixedStepShape decode = new FixedStepShape(1, 0, 0, 80_000, 1, 0);
         final RooflineCoefficients latency = new RooflineCoefficients("l", 0, 0, 0, 1, 1, 1, 1, 10, 1, 0);
         final double tp1 = us(LLAMA_70B, 1, PEAK, decode);
         final double tp4 = us(LLAMA_70B, 4, latency, decode);
@@ -69,16 +65,17 @@ class RooflineStepModelTest
         final double allReduceUs = 160 * (10 + 1.5 * 8192 * 2 / 450e9 * 1e6);
         assertEquals(tp1 / 4 + allReduceUs, tp4, 0.01);
         // 8 KV heads: on 16 GPUs each keeps a whole head, so the KV time stops shrinking at 8
-        final double kvAt8 = us(LLAMA_70B, 8, PEAK, decode) - us(LLAMA_70B, 8, PEAK, new Shape(1, 0, 0, 0, 1, 0));
-        final double kvAt16 = us(LLAMA_70B, 16, PEAK, decode) - us(LLAMA_70B, 16, PEAK, new Shape(1, 0, 0, 0, 1, 0));
+        final FixedStepShape empty = new FixedStepShape(1, 0, 0, 0, 1);
+        final double kvAt8 = us(LLAMA_70B, 8, PEAK, decode) - us(LLAMA_70B, 8, PEAK, empty);
+        final double kvAt16 = us(LLAMA_70B, 16, PEAK, decode) - us(LLAMA_70B, 16, PEAK, empty);
         assertEquals(kvAt8, kvAt16, 1e-6);
     }
 
     @Test
     void aMixtureOfExpertsReadsTheExpertsItsTokensTouch()
     {
-        final double one = us(MIXTRAL, 1, PEAK, new Shape(1, 0, 0, 0, 1, 0));
-        final double many = us(MIXTRAL, 1, PEAK, new Shape(64, 0, 0, 0, 64, 0));
+        final double one = us(MIXTRAL, 1, PEAK, new FixedStepShape(1, 0, 0, 0, 1, 0));
+        final double many = us(MIXTRAL, 1, PEAK, new FixedStepShape(64, 0, 0, 0, 64, 0));
         final double expertUs = 2.0 * 32 * 3 * 4096 * 14336 / 3.35e12 * 1e6;
         // one token touches 2 of 8 experts; 64 tokens touch all but 8 x 0.75^64 of them
         assertEquals(6 * expertUs, many - one - 0, expertUs * 0.01 + 1);
@@ -88,45 +85,8 @@ class RooflineStepModelTest
     @Test
     void speculativeDraftsRunThroughTheModel()
     {
-        final Shape plain = new Shape(1, 0, 0, 0, 1, 0);
-        final StepShape drafts = new StepShape()
-        {
-            @Override
-            public int decodeRequests()
-            {
-                return 1;
-            }
-
-            @Override
-            public int prefillTokens()
-            {
-                return 0;
-            }
-
-            @Override
-            public int prefillRequests()
-            {
-                return 0;
-            }
-
-            @Override
-            public long decodeContextTokens()
-            {
-                return 0;
-            }
-
-            @Override
-            public int runningRequests()
-            {
-                return 1;
-            }
-
-            @Override
-            public int scheduledTokens()
-            {
-                return 4;
-            }
-        };
+        final FixedStepShape plain = new FixedStepShape(1, 0, 0, 0, 1, 0);
+        final StepShape drafts = new FixedStepShape(1, 0, 0, 0, 1, 0, 4);
         // one token touches 2 of 8 experts, the token and its 3 drafts 8 x (1 - 0.75^4)
         final double expertUs = 2.0 * 32 * 3 * 4096 * 14336 / 3.35e12 * 1e6;
         assertEquals(8 * (1 - Math.pow(0.75, 4)) - 2, (us(MIXTRAL, 1, PEAK, drafts) - us(MIXTRAL, 1, PEAK, plain)) /
@@ -140,7 +100,7 @@ class RooflineStepModelTest
         final long pairs = 2048L * 2049 / 2;
         final double computeUs = (2.0 * 32 * (4096.0 * 128 * 128 + 3.0 * 4096 * 11008) * 2048 +
             2.0 * 4096 * 32000 + 4.0 * 32 * 32 * 128 * pairs) / 989e12 * 1e6;
-        assertEquals(computeUs, us(LLAMA_7B, 1, PEAK, new Shape(0, 2048, 1, 0, 1, pairs)), 0.01);
+        assertEquals(computeUs, us(LLAMA_7B, 1, PEAK, new FixedStepShape(0, 2048, 1, 0, 1, pairs)), 0.01);
         assertTrue(computeUs > 5 * 3945, "well past the weights' read time: " + computeUs);
     }
 
@@ -148,11 +108,12 @@ class RooflineStepModelTest
     void theTermsTimesTheCoefficientsAreTheDuration()
     {
         final RooflineCoefficients c = new RooflineCoefficients("c", 150, 11, 3, 1.2, 1.3, 1.1, 1.4, 2.5, 1.25, 0);
-        final Shape[] steps = {new Shape(40, 300, 2, 30_000, 42, 300L * 700), new Shape(1, 2048, 1, 500, 2, 2_000_000),
-            new Shape(120, 0, 0, 100_000, 120, 0)};
+        final FixedStepShape[] steps = {new FixedStepShape(40, 300, 2, 30_000, 42, 300L * 700),
+            new FixedStepShape(1, 2048, 1, 500, 2, 2_000_000),
+            new FixedStepShape(120, 0, 0, 100_000, 120, 0)};
         for (final ModelArchitecture model : new ModelArchitecture[] {LLAMA_7B, LLAMA_70B, MIXTRAL})
         {
-            for (final Shape step : steps)
+            for (final FixedStepShape step : steps)
             {
                 final RooflineStepModel physics = new RooflineStepModel(model, H100, 2, c);
                 final double[] terms = new double[RooflineStepModel.TERMS];

@@ -97,78 +97,10 @@ class TraceLatencyModelTest
         final TraceLatencyModel model = TraceLatencyModel.of(records, 8192, "test");
         final double expected = 0.02 * 1000 + 4e-6 * 1000 * 1000 / 2;
         assertEquals(expected, model.cost(1000), expected * 0.01);
-        final StepShape prefill = new StepShape()
-        {
-            @Override
-            public int decodeRequests()
-            {
-                return 0;
-            }
-
-            @Override
-            public int prefillTokens()
-            {
-                return 1000;
-            }
-
-            @Override
-            public int prefillRequests()
-            {
-                return 1;
-            }
-
-            @Override
-            public long decodeContextTokens()
-            {
-                return 0;
-            }
-
-            @Override
-            public int runningRequests()
-            {
-                return 1;
-            }
-        };
+        final StepShape prefill = new FixedStepShape(0, 1000, 1, 0, 1);
         assertEquals(expected, model.stepDurationNs(prefill, new SeededRandom(1)) / MS, expected * 0.01);
         // the same chunk after 3000 computed tokens: c0 t + c1 ((3000 + t)^2 - 3000^2) / 2
-        final StepShape deep = new StepShape()
-        {
-            @Override
-            public int decodeRequests()
-            {
-                return 0;
-            }
-
-            @Override
-            public int prefillTokens()
-            {
-                return 1000;
-            }
-
-            @Override
-            public int prefillRequests()
-            {
-                return 1;
-            }
-
-            @Override
-            public long decodeContextTokens()
-            {
-                return 0;
-            }
-
-            @Override
-            public int runningRequests()
-            {
-                return 1;
-            }
-
-            @Override
-            public long prefillAttentionPairs()
-            {
-                return 1000L * 3000 + 1000L * 1001 / 2;
-            }
-        };
+        final StepShape deep = new FixedStepShape(0, 1000, 1, 0, 1, 1000L * 3000 + 1000L * 1001 / 2);
         final double deeper = 0.02 * 1000 + 4e-6 * (4000.0 * 4000 - 3000.0 * 3000) / 2;
         assertEquals(deeper, model.stepDurationNs(deep, new SeededRandom(1)) / MS, deeper * 0.01);
     }
