@@ -14,28 +14,29 @@ import java.util.Locale;
  * @param name the name {@code --gpu} takes.
  * @param bf16FlopsPerS dense bf16 tensor FLOP/s.
  * @param memoryBytesPerS memory (HBM or GDDR) bandwidth in bytes/s.
- * @param memoryBytes memory size in bytes (10^9 per GB, as the data sheets count).
+ * @param memoryBytes memory size in bytes: the data sheet's "GB" of HBM or GDDR are binary (an "80 GB" H100 has 80
+ *     GiB; vLLM's KV block counts on it match 80 x 2^30 bytes, not 80 x 10^9).
  * @param linkBytesPerS per-direction bandwidth of the GPU-to-GPU link, bytes/s.
  */
 public record GpuSpec(String name, double bf16FlopsPerS, double memoryBytesPerS, long memoryBytes,
     double linkBytesPerS)
 {
     private static final double T = 1e12;
-    private static final long GB = 1_000_000_000L;
+    private static final long GIB = 1L << 30;
 
     /** Built-in GPUs (SXM/OAM parts where there are several). */
     public static final List<GpuSpec> KNOWN = List.of(
-        new GpuSpec("H100", 989 * T, 3.35 * T, 80 * GB, 450e9),
-        new GpuSpec("H200", 989 * T, 4.8 * T, 141 * GB, 450e9),
-        new GpuSpec("B200", 2250 * T, 8.0 * T, 180 * GB, 900e9),
-        new GpuSpec("A100", 312 * T, 2.039 * T, 80 * GB, 300e9),
-        new GpuSpec("A100-40GB", 312 * T, 1.555 * T, 40 * GB, 300e9),
-        new GpuSpec("L40S", 362 * T, 0.864 * T, 48 * GB, 32e9),
-        new GpuSpec("L4", 121 * T, 0.3 * T, 24 * GB, 32e9),
-        new GpuSpec("A10G", 70 * T, 0.6 * T, 24 * GB, 32e9),
-        new GpuSpec("RTX-4090", 165 * T, 1.008 * T, 24 * GB, 32e9),
-        new GpuSpec("RTX-PRO-6000", 504 * T, 1.792 * T, 96 * GB, 64e9),
-        new GpuSpec("MI300X", 1307 * T, 5.3 * T, 192 * GB, 448e9));
+        new GpuSpec("H100", 989 * T, 3.35 * T, 80 * GIB, 450e9),
+        new GpuSpec("H200", 989 * T, 4.8 * T, 141 * GIB, 450e9),
+        new GpuSpec("B200", 2250 * T, 8.0 * T, 180 * GIB, 900e9),
+        new GpuSpec("A100", 312 * T, 2.039 * T, 80 * GIB, 300e9),
+        new GpuSpec("A100-40GB", 312 * T, 1.555 * T, 40 * GIB, 300e9),
+        new GpuSpec("L40S", 362 * T, 0.864 * T, 48 * GIB, 32e9),
+        new GpuSpec("L4", 121 * T, 0.3 * T, 24 * GIB, 32e9),
+        new GpuSpec("A10G", 70 * T, 0.6 * T, 24 * GIB, 32e9),
+        new GpuSpec("RTX-4090", 165 * T, 1.008 * T, 24 * GIB, 32e9),
+        new GpuSpec("RTX-PRO-6000", 504 * T, 1.792 * T, 96 * GIB, 64e9),
+        new GpuSpec("MI300X", 1307 * T, 5.3 * T, 192 * GIB, 448e9));
 
     /**
      * Validates the figures.

@@ -178,6 +178,10 @@ public record ModelArchitecture(String name, int layers, int hiddenSize, int hea
         final JsonNode text = root.has("text_config") ? root.get("text_config") : root;
         final int hidden = required(text, configJson, "hidden_size");
         final int heads = required(text, configJson, "num_attention_heads");
+        if (heads <= 0)
+        {
+            throw new IOException(configJson + ": num_attention_heads must be positive, got " + heads);
+        }
         final int experts = text.path("num_local_experts").asInt(text.path("num_experts").asInt(0));
         final int intermediate = experts > 0 && text.has("moe_intermediate_size") ?
             text.get("moe_intermediate_size").asInt() : required(text, configJson, "intermediate_size");
@@ -186,7 +190,8 @@ public record ModelArchitecture(String name, int layers, int hiddenSize, int hea
         final int headDim = text.path("head_dim").isNumber() ? text.get("head_dim").asInt() : hidden / heads;
         final int vocab = required(text, configJson, "vocab_size");
         final int perToken = experts > 0 ? text.path("num_experts_per_tok").asInt(2) : 0;
-        final boolean tied = root.path("tie_word_embeddings").asBoolean(false);
+        final boolean tied = text.path("tie_word_embeddings")
+            .asBoolean(root.path("tie_word_embeddings").asBoolean(false));
         final Path parent = configJson.toAbsolutePath().getParent();
         final String name = root.path("_name_or_path").asText(null == parent || null == parent.getFileName() ?
             configJson.toString() : parent.getFileName().toString());

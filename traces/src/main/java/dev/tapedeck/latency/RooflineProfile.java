@@ -35,22 +35,22 @@ public record RooflineProfile(String name, ModelArchitecture model, GpuSpec gpu,
     public static final long ACROSS_MODELS_H100_FRONTEND_NS = 15_750_000L;
 
     /** The frontend delay's log-normal sigma fitted with {@link #ACROSS_MODELS_H100}. */
-    public static final double ACROSS_MODELS_H100_FRONTEND_JITTER = 0.45;
+    public static final double ACROSS_MODELS_H100_FRONTEND_JITTER = 0.4;
 
     /** Profiles fitted to one model's H100 runs each (pulled towards the across-model fit where its data is silent). */
     public static final List<RooflineProfile> MEASURED = List.of(
         measured("llama-2-7b-tp1-h100", "meta-llama/Llama-2-7b-hf", 1,
             new RooflineCoefficients("llama-2-7b-tp1-h100", 749.3, 22.10, 5.14, 1.000, 1.135, 1.106, 0.617, 15.33,
-                1.111, 0), 13_247_000L, 0.4),
+                1.111, 0), 13_247_000L, 0.3),
         measured("llama-2-70b-tp4-h100", "meta-llama/Llama-2-70b-hf", 4,
             new RooflineCoefficients("llama-2-70b-tp4-h100", 776.1, 23.48, 5.48, 1.000, 1.049, 1.425, 0.0, 15.34,
-                1.111, 0), 24_408_000L, 0.5),
+                1.111, 0), 24_408_000L, 0.45),
         measured("mixtral-8x7b-tp2-h100", "mistralai/Mixtral-8x7B-v0.1", 2,
             new RooflineCoefficients("mixtral-8x7b-tp2-h100", 781.3, 23.74, 5.42, 1.006, 1.011, 1.360, 0.813, 15.64,
-                1.111, 0), 33_273_000L, 0.1),
+                1.111, 0), 33_273_000L, 0.15),
         measured("codellama-34b-tp2-h100", "codellama/CodeLlama-34b-hf", 2,
             new RooflineCoefficients("codellama-34b-tp2-h100", 696.2, 17.34, 4.06, 1.000, 1.034, 1.606, 0.0, 8.43,
-                1.111, 0), 17_082_000L, 0.4));
+                1.111, 0), 17_082_000L, 0.45));
 
     private static RooflineProfile measured(final String name, final String model, final int tensorParallel,
         final RooflineCoefficients coefficients, final long frontendDelayNs, final double frontendDelayJitter)

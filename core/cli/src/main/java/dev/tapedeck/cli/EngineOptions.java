@@ -116,6 +116,20 @@ final class EngineOptions
     @CommandLine.Mixin
     LatencyOptions latency = new LatencyOptions();
 
+    /** Whether a profile's frontend delay applies without --frontend-delay (not behind a real API server). */
+    private boolean modelledFrontend = true;
+
+    /**
+     * For an engine behind a real API server ({@code play}): no frontend delay unless {@code --frontend-delay} asks.
+     *
+     * @return this.
+     */
+    EngineOptions realFrontend()
+    {
+        modelledFrontend = false;
+        return this;
+    }
+
     /** The served model's name: its architecture sizes the KV cache and selects its measured or physics profile. */
     private String capacityModel;
 
@@ -135,7 +149,7 @@ final class EngineOptions
      */
     int kvCacheBlocks()
     {
-        final RooflineProfile physics = latency.roofline(capacityModel);
+        final RooflineProfile physics = latency.physicsInUse(capacityModel);
         if (null == gpuMemoryGb)
         {
             if (null != modelWeightsGb)
@@ -190,9 +204,10 @@ final class EngineOptions
                 BlockHashAlgo.of(prefixCachingHashAlgo))
             .maxLoras(maxLoras)
             .seed(seed)
-            .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs : latency.frontendDelayNs(capacityModel))
+            .frontendDelayNs(null != frontendDelayNs ? frontendDelayNs :
+                modelledFrontend ? latency.frontendDelayNs(capacityModel) : 0)
             .frontendDelayJitter(null != frontendDelayJitter ? frontendDelayJitter :
-                latency.frontendDelayJitter(capacityModel))
+                modelledFrontend ? latency.frontendDelayJitter(capacityModel) : 0)
             .latencyModel(latency.build(maxNumSeqs, maxNumBatchedTokens, capacityModel))
             .speculativeDecoding(latency.speculativeDecoding())
             .tokenReplay(latency.tokenReplay())

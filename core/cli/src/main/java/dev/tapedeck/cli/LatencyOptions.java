@@ -293,6 +293,11 @@ public final class LatencyOptions
         final GpuSpec chosenGpu = null == gpu ? null : GpuSpec.lookup(gpu);
         if (null != stepProfile)
         {
+            if (null != gpu || null != tensorParallelSize || null != modelConfig)
+            {
+                throw new IllegalArgumentException("--step-profile names a whole deployment; give it or --gpu, " +
+                    "--tensor-parallel-size and --model-config, not both");
+            }
             roofline = RooflineProfile.named(stepProfile);
             if (null == roofline && null != profileFile())
             {
@@ -331,17 +336,34 @@ public final class LatencyOptions
 
     /**
      * @param modelName the served model's name.
-     * @return the modelled frontend delay when {@code --frontend-delay} is not given: a profile file's, else the
-     *     physics profile's, else 0.
+     * @return the modelled frontend delay when {@code --frontend-delay} is not given: the step profile's (a profile
+     *     file's or the physics profile's) when the step model is the one built, else 0 (the knob and trace models
+     *     time what a client sees, frontend included).
      */
     long frontendDelayNs(final String modelName)
     {
-        if (null != profileFile())
+        final RooflineProfile physics = physicsInUse(modelName);
+        if (null != physics)
         {
-            return profileFile().frontendDelayNs();
+            return physics.frontendDelayNs();
         }
-        final RooflineProfile physics = roofline(modelName);
-        return null == physics ? 0 : physics.frontendDelayNs();
+        return null != profileFile() && null == profileFile().roofline() && stepModelChosen() ?
+            profileFile().frontendDelayNs() : 0;
+    }
+
+    private boolean stepModelChosen()
+    {
+        final boolean traced = null != latencyTraceFiles && !latencyTraceFiles.isEmpty();
+        return !traced && (ModelKind.STEP == kind || (null == kind && !anyKnobGiven()));
+    }
+
+    /**
+     * @param modelName the served model's name.
+     * @return the physics profile when it is the latency model the flags build, else null.
+     */
+    RooflineProfile physicsInUse(final String modelName)
+    {
+        return stepModelChosen() ? roofline(modelName) : null;
     }
 
     /**
@@ -351,7 +373,7 @@ public final class LatencyOptions
      */
     double frontendDelayJitter(final String modelName)
     {
-        final RooflineProfile physics = roofline(modelName);
+        final RooflineProfile physics = physicsInUse(modelName);
         return null == physics ? 0 : physics.frontendDelayJitter();
     }
 

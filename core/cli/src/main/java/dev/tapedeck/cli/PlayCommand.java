@@ -78,7 +78,7 @@ public final class PlayCommand implements Callable<Integer>
     PlayContext context()
     {
         final VllmLine line = VllmLine.of(vllmLine);
-        engine.capacityModel(model);
+        engine.capacityModel(model).realFrontend();
         return new PlayContext()
             .handshakeAddress(handshakeAddress)
             .engineCount(engineCount)

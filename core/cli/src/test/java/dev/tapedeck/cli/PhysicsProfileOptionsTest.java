@@ -49,6 +49,17 @@ class PhysicsProfileOptionsTest
         assertEquals(KvCapacity.blocks(model.model(), GpuSpec.lookup("H100"), 4, 0.9, 16), config.kvCacheBlocks());
         assertEquals(RooflineProfile.named("llama-2-70b-tp4-h100").frontendDelayNs(), config.frontendDelayNs());
         assertEquals(1_000_000, template("meta-llama/Llama-2-70b-hf", "--frontend-delay", "1ms").frontendDelayNs());
+        // the knob and trace models time what a client sees: no modelled frontend, no physics KV geometry
+        final EngineConfig knob = template("meta-llama/Llama-2-70b-hf", "--time-to-first-token", "100ms");
+        assertEquals(0, knob.frontendDelayNs());
+        assertEquals(EngineConfig.DEFAULT_KV_CACHE_BLOCKS, knob.kvCacheBlocks());
+        // behind a real API server (play) the frontend is real: none is modelled unless asked
+        final EngineOptions play = new EngineOptions();
+        new CommandLine(play).setCaseInsensitiveEnumValuesAllowed(true).parseArgs();
+        final EngineConfig behindVllm = play.capacityModel("meta-llama/Llama-2-70b-hf").realFrontend().template();
+        assertEquals(0, behindVllm.frontendDelayNs());
+        assertEquals(0, behindVllm.frontendDelayJitter());
+        assertInstanceOf(RooflineStepModel.class, behindVllm.latencyModel());
     }
 
     @Test
@@ -106,6 +117,10 @@ class PhysicsProfileOptionsTest
         final IllegalArgumentException gpu = assertThrows(IllegalArgumentException.class,
             () -> template("meta-llama/Llama-2-7b-hf", "--gpu", "TPU"));
         assertTrue(gpu.getMessage().startsWith("unknown GPU 'TPU'; known: H100"), gpu.getMessage());
+        final IllegalArgumentException both = assertThrows(IllegalArgumentException.class,
+            () -> template("meta-llama/Llama-2-70b-hf", "--step-profile", "llama-2-70b-tp4-h100",
+                "--tensor-parallel-size", "8"));
+        assertTrue(both.getMessage().contains("--step-profile names a whole deployment"), both.getMessage());
         final IllegalArgumentException linear = assertThrows(IllegalArgumentException.class,
             () -> template("meta-llama/Llama-2-7b-hf", "--step-base", "1ms"));
         assertTrue(linear.getMessage().contains("not the physics profile llama-2-7b-tp1-h100"), linear.getMessage());

@@ -39,6 +39,9 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private final DeadlineTimers clock;
     private final LatencyModel latencyModel;
     private final StepTimer stepTimer;
+    /** Salts the seed of the frontend delays' draws. */
+    private static final long FRONTEND_STREAM = 0x6672_6f6e_7465_6e64L;
+
     private final SeededRandom random;
     private final EngineMetrics metrics;
     private final RequestObserver observer;
@@ -184,6 +187,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         return SubmitResult.ACCEPTED;
     }
 
+    /**
+     * The request's frontend delay: constant, or log-normal around the mean with its normal draw taken from a stream
+     * of its own (seed and arrival number), so the request's token and length draws do not depend on it.
+     */
     private long frontendDelayNs(final Request request)
     {
         final double sigma = config.frontendDelayJitter();
@@ -191,8 +198,11 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         {
             return config.frontendDelayNs();
         }
-        return Math.round(config.frontendDelayNs() * Math.exp(sigma * request.random.nextGaussian() -
-            sigma * sigma / 2));
+        final long stream = SeededRandom.mix(config.seed() ^ FRONTEND_STREAM, request.arrivalSequence);
+        final double u1 = ((SeededRandom.mix(stream, 1) >>> 11) + 1) * 0x1.0p-53;
+        final double u2 = (SeededRandom.mix(stream, 2) >>> 11) * 0x1.0p-53;
+        final double z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+        return Math.round(config.frontendDelayNs() * Math.exp(sigma * z - sigma * sigma / 2));
     }
 
     /**

@@ -51,6 +51,7 @@ final class StepTimer
                 }
                 rest.decodeRequests--;
                 rest.decodeContextTokens -= context;
+                rest.scheduledTokens -= step.tokens(i);
             }
         }
         if (pacerGapNs < 0)
@@ -67,18 +68,20 @@ final class StepTimer
         private Step step;
         int decodeRequests;
         long decodeContextTokens;
+        int scheduledTokens;
 
         void of(final Step composed)
         {
             step = composed;
             decodeRequests = composed.decodeRequests();
             decodeContextTokens = composed.decodeContextTokens();
+            scheduledTokens = composed.scheduledTokens();
         }
 
         @Override
         public int scheduledTokens()
         {
-            return step.scheduledTokens();
+            return scheduledTokens;
         }
 
         @Override

@@ -17,6 +17,7 @@ import picocli.CommandLine;
 
 import dev.tapedeck.cli.VersionProvider;
 import dev.tapedeck.latency.GpuSpec;
+import dev.tapedeck.latency.ModelArchitecture;
 import dev.tapedeck.latency.RooflineProfile;
 import dev.tapedeck.latency.StepProfileFile;
 import dev.tapedeck.simulate.fit.BlisExperiment;
@@ -239,18 +240,32 @@ public final class FitCommand implements Callable<Integer>
         final ObjectNode provenance, final List<StageReplay.Comparison> comparisons) throws IOException
     {
         final GpuSpec onGpu = GpuSpec.lookup(gpu);
-        final List<BlisExperiment> everything = BlisExperiment.readAll(data, "").stream()
-            .filter(e -> !e.overloaded()).toList();
-        final RooflineFit.Fitted across = RooflineFit.fit(everything, onGpu, RooflineFit.DATA_SHEET,
-            "across-models", secondsPerStage, rounds);
-        final RooflineFit.Fitted own = RooflineFit.fit(usable, onGpu, across, profileName, secondsPerStage,
-            rounds);
         final int tp = usable.get(0).tensorParallel();
         if (usable.stream().anyMatch(e -> e.tensorParallel() != tp || !e.model().equals(usable.get(0).model())))
         {
             throw new IllegalArgumentException("the runs matching '" + model + "' are of more than one model or " +
                 "tensor-parallel size; narrow --model");
         }
+        RooflineFit.architecture(usable.get(0));
+        final List<BlisExperiment> everything = new ArrayList<>();
+        for (final BlisExperiment e : BlisExperiment.readAll(data, ""))
+        {
+            if (e.overloaded())
+            {
+                continue;
+            }
+            if (null == ModelArchitecture.lookup(e.model()))
+            {
+                spec.commandLine().getErr().println("inspect fit: leaving " + e.name() + " out of the fit across " +
+                    "models: no built-in architecture for " + e.model());
+                continue;
+            }
+            everything.add(e);
+        }
+        final RooflineFit.Fitted across = RooflineFit.fit(everything, onGpu, RooflineFit.DATA_SHEET,
+            "across-models", secondsPerStage, rounds);
+        final RooflineFit.Fitted own = RooflineFit.fit(usable, onGpu, across, profileName, secondsPerStage,
+            rounds);
         final RooflineProfile physics = new RooflineProfile(profileName, RooflineFit.architecture(usable.get(0)),
             onGpu, tp, own.coefficients(), Math.round(own.frontendUs() * 1000), own.frontendJitter(),
             "fitted by tapedeck inspect fit --roofline to " + usable.size() + " runs of " + usable.get(0).model() +

@@ -101,7 +101,7 @@ public final class RooflineFit
      * cannot tell apart), and moves half-way there. A stage whose TTFT is queueing (ten gaps or more) gives no TTFT
      * row. Then the frontend delay takes up what the full replays' mean TTFT still misses, and last its spread (a
      * log-normal sigma, 0 to 1.2 by 0.05, which keeps the mean) is the one whose replays give the measured p99 TTFT
-     * best.
+     * best, over the stages whose p99 holds no spike of ten gaps or more.
      *
      * @param experiments the experiments to fit to (any models).
      * @param gpu the GPU they ran on.
@@ -188,15 +188,19 @@ public final class RooflineFit
         return new Fitted(fitted.coefficients(), fitted.frontendUs(), bestJitter);
     }
 
-    /** The squared log error of p99 TTFT over the stages that were not queueing. */
+    /**
+     * The squared log error of p99 TTFT over the stages that were not queueing and whose p99 holds no spike (a p99
+     * of ten mean gaps or more: a stall a log-normal spread does not make, and would be stretched to fit; such stages
+     * still count in every reported error).
+     */
     private static double p99TtftLoss(final List<StageReplay.Comparison> comparisons)
     {
         double loss = 0;
         for (int i = 0; i < comparisons.size(); i++)
         {
             final StageReplay.Comparison c = comparisons.get(i);
-            if ("ttft_p99".equals(c.metric()) &&
-                c.measured() < QUEUEING_TTFT_IN_STEPS * itlOfStage(comparisons, i))
+            if ("ttft_p99".equals(c.metric()) && notQueueing(comparisons, c) &&
+                c.measured() < QUEUEING_TTFT_IN_STEPS * measured(comparisons, c, "itl_mean"))
             {
                 final double ratio = Math.log(Math.max(c.predicted(), 1e-6) / c.measured());
                 loss += ratio * ratio;
@@ -217,8 +221,7 @@ public final class RooflineFit
         for (int i = 0; i < comparisons.size(); i++)
         {
             final StageReplay.Comparison c = comparisons.get(i);
-            if ("ttft_mean".equals(c.metric()) && Double.isFinite(c.predicted()) &&
-                c.measured() < QUEUEING_TTFT_IN_STEPS * itlOfStage(comparisons, i))
+            if ("ttft_mean".equals(c.metric()) && Double.isFinite(c.predicted()) && notQueueing(comparisons, c))
             {
                 final double w = 1 / (c.measured() * c.measured());
                 weighted += w * (c.measured() - c.predicted());
@@ -228,13 +231,18 @@ public final class RooflineFit
         return weights > 0 ? weighted / weights * 1000 : 0;
     }
 
-    private static double itlOfStage(final List<StageReplay.Comparison> comparisons, final int ttftIndex)
+    /** Whether the stage of a comparison was not queueing: its measured mean TTFT under ten mean gaps. */
+    private static boolean notQueueing(final List<StageReplay.Comparison> comparisons, final StageReplay.Comparison of)
     {
-        for (int i = ttftIndex; i < comparisons.size(); i++)
+        return measured(comparisons, of, "ttft_mean") < QUEUEING_TTFT_IN_STEPS * measured(comparisons, of, "itl_mean");
+    }
+
+    private static double measured(final List<StageReplay.Comparison> comparisons, final StageReplay.Comparison of,
+        final String metric)
+    {
+        for (final StageReplay.Comparison c : comparisons)
         {
-            final StageReplay.Comparison c = comparisons.get(i);
-            if ("itl_mean".equals(c.metric()) && c.stage() == comparisons.get(ttftIndex).stage() &&
-                c.experiment().equals(comparisons.get(ttftIndex).experiment()))
+            if (metric.equals(c.metric()) && c.stage() == of.stage() && c.experiment().equals(of.experiment()))
             {
                 return c.measured();
             }
