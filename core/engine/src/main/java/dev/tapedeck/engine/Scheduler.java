@@ -147,6 +147,7 @@ final class Scheduler
         {
             dropPreempted();
         }
+        int inFrontend = 0;
         while (!preemptedThisStep && budget > 0 && runningCount < running.length && !waiting.isEmpty())
         {
             // a step anchored in the past (a late driver catching up) cannot take a request that arrived after it
@@ -154,7 +155,14 @@ final class Scheduler
             final Request next = waiting.peek();
             if (next.queuedNs > nowNs)
             {
-                break;
+                if (!byPriority)
+                {
+                    break; // FCFS: every request behind it reaches the queue later still
+                }
+                // an urgent request still in its frontend delay holds back no request that has reached the queue
+                defer(waiting.poll());
+                inFrontend++;
+                continue;
             }
             if (!loras.admissible(next))
             {
@@ -165,7 +173,7 @@ final class Scheduler
                 break;
             }
         }
-        deferredLastStep = deferredCount;
+        deferredLastStep = deferredCount - inFrontend;
         for (int i = 0; i < deferredCount; i++)
         {
             waiting.add(deferred[i]); // same arrival number and priority: the same place in the queue

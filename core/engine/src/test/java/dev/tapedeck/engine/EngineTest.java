@@ -272,4 +272,27 @@ class EngineTest
             assertTrue(byQueue.get(i - 1).scheduledNs <= byQueue.get(i).scheduledNs, "admitted in queue order");
         }
     }
+
+    @Test
+    void anUrgentRequestStillInItsFrontendDelayHoldsBackNoQueuedRequest()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(EngineHarness.STEP_NS))
+            .schedulingPolicy(SchedulingPolicy.PRIORITY).frontendDelayNs(25 * MS).maxNumSeqs(4));
+        final Request busy = h.request("busy", 20, 100).priority(9);
+        assertEquals(SubmitResult.ACCEPTED, h.engine.submit(busy, h.nowNs));
+        h.poke();
+        while (0 == busy.scheduledNs)
+        {
+            h.advance();
+        }
+        final Request queued = h.request("queued", 20, 3).priority(5);
+        assertEquals(SubmitResult.ACCEPTED, h.engine.submit(queued, h.nowNs));
+        h.nowNs += 15 * MS;
+        final Request urgent = h.request("urgent", 20, 3).priority(0);
+        assertEquals(SubmitResult.ACCEPTED, h.engine.submit(urgent, h.nowNs));
+        h.runUntilIdle();
+        assertTrue(queued.scheduledNs < urgent.queuedNs(), "admitted at " + queued.scheduledNs + ", before the " +
+            "urgent request reached the queue at " + urgent.queuedNs());
+        assertTrue(urgent.scheduledNs >= urgent.queuedNs(), "and the urgent one once it reached it");
+    }
 }
