@@ -175,29 +175,46 @@ public record ModelArchitecture(String name, int layers, int hiddenSize, int hea
         {
             throw new IOException(configJson + ": not valid JSON: " + ex.getOriginalMessage(), ex);
         }
+        final Path parent = configJson.toAbsolutePath().getParent();
+        return fromConfig(root, root.path("_name_or_path").asText(null == parent || null == parent.getFileName() ?
+            configJson.toString() : parent.getFileName().toString()), configJson.toString(), "config.json");
+    }
+
+    /**
+     * @param root the fields of a Hugging Face {@code config.json} (its {@code text_config} when it has one), and
+     *     optionally {@code parameters}, the published count; without it the count is computed from the dimensions
+     *     (embeddings, attention, MLPs or experts and routers).
+     * @param name the model's name.
+     * @param file the file it comes from, for messages.
+     * @param what what in the file holds it, for messages ({@code config.json}, {@code the step profile's model}).
+     * @return the architecture.
+     * @throws IOException naming the file when a dimension is missing or not positive.
+     */
+    public static ModelArchitecture fromConfig(final JsonNode root, final String name, final String file,
+        final String what) throws IOException
+    {
         final JsonNode text = root.has("text_config") ? root.get("text_config") : root;
-        final int hidden = required(text, configJson, "hidden_size");
-        final int heads = required(text, configJson, "num_attention_heads");
+        final String where = file + ": " + what;
+        final int hidden = required(text, where, "hidden_size");
+        final int heads = required(text, where, "num_attention_heads");
         if (heads <= 0)
         {
-            throw new IOException(configJson + ": num_attention_heads must be positive, got " + heads);
+            throw new IOException(file + ": num_attention_heads must be positive, got " + heads);
         }
         final int experts = text.path("num_local_experts").asInt(text.path("num_experts").asInt(0));
         final int intermediate = experts > 0 && text.has("moe_intermediate_size") ?
-            text.get("moe_intermediate_size").asInt() : required(text, configJson, "intermediate_size");
-        final int layers = required(text, configJson, "num_hidden_layers");
+            text.get("moe_intermediate_size").asInt() : required(text, where, "intermediate_size");
+        final int layers = required(text, where, "num_hidden_layers");
         final int kvHeads = text.path("num_key_value_heads").asInt(heads);
         final int headDim = text.path("head_dim").isNumber() ? text.get("head_dim").asInt() : hidden / heads;
-        final int vocab = required(text, configJson, "vocab_size");
+        final int vocab = required(text, where, "vocab_size");
         final int perToken = experts > 0 ? text.path("num_experts_per_tok").asInt(2) : 0;
         final boolean tied = text.path("tie_word_embeddings")
             .asBoolean(root.path("tie_word_embeddings").asBoolean(false));
-        final Path parent = configJson.toAbsolutePath().getParent();
-        final String name = root.path("_name_or_path").asText(null == parent || null == parent.getFileName() ?
-            configJson.toString() : parent.getFileName().toString());
         final long attention = (long)hidden * headDim * (2L * heads + 2L * kvHeads);
         final long mlp = 3L * hidden * intermediate * Math.max(1, experts) + (long)hidden * experts;
-        final long parameters = layers * (attention + mlp) + (long)vocab * hidden * (tied ? 1 : 2);
+        final long parameters = root.path("parameters").isNumber() ? root.get("parameters").asLong() :
+            layers * (attention + mlp) + (long)vocab * hidden * (tied ? 1 : 2);
         try
         {
             return new ModelArchitecture(name, layers, hidden, heads, kvHeads, headDim, intermediate, vocab, experts,
@@ -205,16 +222,16 @@ public record ModelArchitecture(String name, int layers, int hiddenSize, int hea
         }
         catch (final IllegalArgumentException ex)
         {
-            throw new IOException(configJson + ": " + ex.getMessage(), ex);
+            throw new IOException(file + ": " + ex.getMessage(), ex);
         }
     }
 
-    private static int required(final JsonNode node, final Path file, final String field) throws IOException
+    private static int required(final JsonNode node, final String where, final String field) throws IOException
     {
         final JsonNode value = node.get(field);
         if (null == value || !value.isNumber())
         {
-            throw new IOException(file + ": config.json has no numeric " + field);
+            throw new IOException(where + " has no numeric " + field);
         }
         return value.asInt();
     }

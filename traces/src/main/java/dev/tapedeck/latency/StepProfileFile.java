@@ -100,13 +100,8 @@ public final class StepProfileFile
         throws IOException
     {
         final JsonNode m = required(root, "model", path);
-        final ModelArchitecture model = new ModelArchitecture(required(m, "name", path).asText(),
-            required(m, "num_hidden_layers", path).asInt(), required(m, "hidden_size", path).asInt(),
-            required(m, "num_attention_heads", path).asInt(), required(m, "num_key_value_heads", path).asInt(),
-            required(m, "head_dim", path).asInt(), required(m, "intermediate_size", path).asInt(),
-            required(m, "vocab_size", path).asInt(), m.path("num_experts").asInt(0),
-            m.path("num_experts_per_tok").asInt(0), m.path("tie_word_embeddings").asBoolean(false),
-            required(m, "parameters", path).asLong());
+        final ModelArchitecture model = ModelArchitecture.fromConfig(m, required(m, "name", path).asText(),
+            path.toString(), "the step profile's model");
         final JsonNode r = required(root, "roofline", path);
         final double[] values = new double[ROOFLINE_FIELDS.length];
         for (int k = 0; k < values.length; k++)

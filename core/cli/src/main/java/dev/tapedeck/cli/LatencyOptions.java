@@ -408,8 +408,7 @@ public final class LatencyOptions
             }
             return traceModel;
         }
-        final ModelKind chosen = null != kind ? kind : anyKnobGiven() ? ModelKind.KNOB : ModelKind.STEP;
-        if (ModelKind.KNOB == chosen)
+        if (!stepModelChosen())
         {
             return new KnobLatencyModel(calculator(), orZero(ttftNs), orZero(ttftStdDevNs), orZero(itlNs),
                 orZero(itlStdDevNs), orZero(prefillOverheadNs), orZero(prefillPerTokenNs), orZero(prefillStdDevNs),

@@ -246,7 +246,7 @@ public final class FitCommand implements Callable<Integer>
             throw new IllegalArgumentException("the runs matching '" + model + "' are of more than one model or " +
                 "tensor-parallel size; narrow --model");
         }
-        RooflineFit.architecture(usable.get(0));
+        final ModelArchitecture architecture = RooflineFit.architecture(usable.get(0));
         final List<BlisExperiment> everything = new ArrayList<>();
         for (final BlisExperiment e : BlisExperiment.readAll(data, ""))
         {
@@ -266,8 +266,8 @@ public final class FitCommand implements Callable<Integer>
             "across-models", secondsPerStage, rounds);
         final RooflineFit.Fitted own = RooflineFit.fit(usable, onGpu, across, profileName, secondsPerStage,
             rounds);
-        final RooflineProfile physics = new RooflineProfile(profileName, RooflineFit.architecture(usable.get(0)),
-            onGpu, tp, own.coefficients(), Math.round(own.frontendUs() * 1000), own.frontendJitter(),
+        final RooflineProfile physics = new RooflineProfile(profileName, architecture, onGpu, tp, own.coefficients(),
+            Math.round(own.frontendUs() * 1000), own.frontendJitter(),
             "fitted by tapedeck inspect fit --roofline to " + usable.size() + " runs of " + usable.get(0).model() +
                 " on " + tp + "x " + onGpu.name());
         comparisons.addAll(RooflineFit.compareAll(usable, onGpu, own, secondsPerStage));
