@@ -90,6 +90,25 @@ public record ModelArchitecture(String name, int layers, int hiddenSize, int hea
     }
 
     /**
+     * @param tensorParallel GPUs the model is split over.
+     * @return bf16 KV bytes one token takes on each GPU: KV heads shard over at most their number of GPUs (beyond it
+     *     each GPU keeps a copy of one head).
+     */
+    public double kvBytesPerTokenPerGpu(final int tensorParallel)
+    {
+        return kvBytesPerToken(2) / (double)Math.min(tensorParallel, kvHeads);
+    }
+
+    /**
+     * @param tensorParallel GPUs the model is split over.
+     * @return bf16 weight bytes each GPU holds.
+     */
+    public long weightBytesPerGpu(final int tensorParallel)
+    {
+        return parameters * 2 / tensorParallel;
+    }
+
+    /**
      * @return weights of one layer's attention projections (Q, K, V, O).
      */
     public long attentionParametersPerLayer()

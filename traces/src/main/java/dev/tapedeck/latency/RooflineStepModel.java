@@ -73,7 +73,7 @@ public final class RooflineStepModel implements LatencyModel
             denseWeightBytes = BF16_BYTES * (layers * model.activeParametersPerLayer() + lmHead);
             expertBytes = 0;
         }
-        kvBytesPerToken = model.kvBytesPerToken(2) / (double)Math.min(tensorParallel, model.kvHeads());
+        kvBytesPerToken = model.kvBytesPerTokenPerGpu(tensorParallel);
         allReduceBytesPerToken = tensorParallel > 1 ?
             2.0 * (tensorParallel - 1) / tensorParallel * model.hiddenSize() * BF16_BYTES : 0;
         allReducesPerStep = tensorParallel > 1 ? 2 * model.layers() : 0;

@@ -176,9 +176,9 @@ final class EngineOptions
                 "or --model-config");
         }
         final long bytesPerToken = null != kvBytesPerToken ? kvBytesPerToken :
-            model.kvBytesPerToken(2) / Math.min(tensorParallel, model.kvHeads());
+            (long)model.kvBytesPerTokenPerGpu(tensorParallel);
         final long weightsBytes = null != modelWeightsGb ? (long)(modelWeightsGb * 1e9) :
-            model.parameters() * 2 / tensorParallel;
+            model.weightBytesPerGpu(tensorParallel);
         return KvCapacity.blocks((long)(gpuMemoryGb * 1e9), gpuMemoryUtilization, weightsBytes,
             KvCapacity.DEFAULT_OVERHEAD_BYTES, bytesPerToken, blockSize);
     }

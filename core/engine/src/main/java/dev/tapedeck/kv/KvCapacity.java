@@ -40,8 +40,8 @@ public final class KvCapacity
     public static int blocks(final ModelArchitecture model, final GpuSpec gpu, final int tensorParallel,
         final double utilization, final int blockSize)
     {
-        return blocks(gpu.memoryBytes(), utilization, model.parameters() * 2 / tensorParallel, DEFAULT_OVERHEAD_BYTES,
-            model.kvBytesPerToken(2) / Math.min(tensorParallel, model.kvHeads()), blockSize);
+        return blocks(gpu.memoryBytes(), utilization, model.weightBytesPerGpu(tensorParallel), DEFAULT_OVERHEAD_BYTES,
+            (long)model.kvBytesPerTokenPerGpu(tensorParallel), blockSize);
     }
 
     /**
