@@ -37,6 +37,13 @@ final class EngineOptions
         description = "Largest prefill chunk one request takes per step; 0 = no cap (default: ${DEFAULT-VALUE}).")
     int longPrefillTokenThreshold;
 
+    @CommandLine.Option(names = "--enable-chunked-prefill", negatable = true, defaultValue = "true",
+        fallbackValue = "true",
+        description = "Split long prompts into chunks over steps, beside decodes (vLLM's default). " +
+            "--no-enable-chunked-prefill admits a request only when its whole uncached prompt fits in the step's " +
+            "budget, which is then raised to at least --max-model-len as vLLM raises it (default: on).")
+    boolean enableChunkedPrefill;
+
     @CommandLine.Option(names = "--scheduling-policy", paramLabel = "fcfs|priority", defaultValue = "fcfs",
         description = "Admission order: fcfs, or priority (request 'priority', smaller first; default: " +
             "${DEFAULT-VALUE}).")
@@ -184,6 +191,15 @@ final class EngineOptions
     }
 
     /**
+     * @return {@code --max-num-batched-tokens}, raised to {@code --max-model-len} without chunked prefill (vLLM's
+     *     engine arguments do the same, so that any prompt fits in one step).
+     */
+    int stepBudget()
+    {
+        return enableChunkedPrefill ? maxNumBatchedTokens : Math.max(maxNumBatchedTokens, maxModelLen);
+    }
+
+    /**
      * @return the engines' template: every engine setting the flags give, seed {@code --seed}, not concluded (the
      *     product adds each engine's seed offset and token space).
      */
@@ -191,7 +207,8 @@ final class EngineOptions
     {
         return new EngineConfig()
             .maxNumSeqs(maxNumSeqs)
-            .maxNumBatchedTokens(maxNumBatchedTokens)
+            .maxNumBatchedTokens(stepBudget())
+            .enableChunkedPrefill(enableChunkedPrefill)
             .maxModelLen(maxModelLen)
             .maxWaitingQueueLength(maxWaitingQueueLength)
             .longPrefillTokenThreshold(longPrefillTokenThreshold)
@@ -208,7 +225,7 @@ final class EngineOptions
                 modelledFrontend ? latency.frontendDelayNs(capacityModel) : 0)
             .frontendDelayJitter(null != frontendDelayJitter ? frontendDelayJitter :
                 modelledFrontend ? latency.frontendDelayJitter(capacityModel) : 0)
-            .latencyModel(latency.build(maxNumSeqs, maxNumBatchedTokens, capacityModel))
+            .latencyModel(latency.build(maxNumSeqs, stepBudget(), capacityModel))
             .speculativeDecoding(latency.speculativeDecoding())
             .tokenReplay(latency.tokenReplay())
             .stepReplay(latency.stepReplay());

@@ -38,6 +38,7 @@ public final class EngineConfig
     private int maxModelLen = DEFAULT_MAX_MODEL_LEN;
     private int maxWaitingQueueLength = DEFAULT_MAX_WAITING_QUEUE_LENGTH;
     private int longPrefillTokenThreshold;
+    private boolean enableChunkedPrefill = true;
     private SchedulingPolicy schedulingPolicy = SchedulingPolicy.FCFS;
     private int blockSize = DEFAULT_BLOCK_SIZE;
     private int kvCacheBlocks = DEFAULT_KV_CACHE_BLOCKS;
@@ -148,6 +149,26 @@ public final class EngineConfig
     public int longPrefillTokenThreshold()
     {
         return longPrefillTokenThreshold;
+    }
+
+    /**
+     * @param value true (vLLM's default) to split a prompt over steps by what is left of the token budget; false to
+     *     admit a waiting request only when its whole uncached prompt fits in what is left of the step's budget
+     *     ({@code --no-enable-chunked-prefill}), which then must hold {@code --max-model-len}.
+     * @return this.
+     */
+    public EngineConfig enableChunkedPrefill(final boolean value)
+    {
+        enableChunkedPrefill = value;
+        return this;
+    }
+
+    /**
+     * @return true when prompts are prefilled in chunks.
+     */
+    public boolean enableChunkedPrefill()
+    {
+        return enableChunkedPrefill;
     }
 
     /**
@@ -534,6 +555,7 @@ public final class EngineConfig
         copy.maxModelLen = maxModelLen;
         copy.maxWaitingQueueLength = maxWaitingQueueLength;
         copy.longPrefillTokenThreshold = longPrefillTokenThreshold;
+        copy.enableChunkedPrefill = enableChunkedPrefill;
         copy.schedulingPolicy = schedulingPolicy;
         copy.blockSize = blockSize;
         copy.kvCacheBlocks = kvCacheBlocks;
@@ -571,6 +593,9 @@ public final class EngineConfig
         check(problems, maxModelLen >= 2, "--max-model-len must be >= 2");
         check(problems, maxWaitingQueueLength >= 0, "--max-waiting-queue-length must be >= 0");
         check(problems, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0");
+        check(problems, enableChunkedPrefill || maxNumBatchedTokens >= maxModelLen, "max_num_batched_tokens (" +
+            maxNumBatchedTokens + ") is smaller than max_model_len (" + maxModelLen + "): without chunked prefill a " +
+            "step must hold a whole prompt; raise --max-num-batched-tokens or lower --max-model-len");
         check(problems, frontendDelayNs >= 0, "--frontend-delay must not be negative");
         check(problems, frontendDelayJitter >= 0 && frontendDelayJitter <= 2,
             "--frontend-delay-jitter must be within [0, 2], got " + frontendDelayJitter);

@@ -12,7 +12,9 @@ import java.util.Arrays;
  *       chunk capped by what is left of the budget and by {@code --long-prefill-token-threshold};</li>
  *   <li>while budget remains, fewer than {@code --max-num-seqs} requests run and no request was preempted in this
  *       step, waiting requests are admitted in policy order (FCFS, or priority then arrival): the cached prefix of
- *       their prompt is shared ({@link KvCache}) and they get their first chunk of the rest.</li>
+ *       their prompt is shared ({@link KvCache}) and they get their first chunk of the rest. Without chunked
+ *       prefill ({@code --no-enable-chunked-prefill}) a request whose uncached prompt does not fit in what is left of
+ *       the budget stops admission for the step.</li>
  * </ol>
  * Every scheduled token needs its KV slot: when the pool cannot give a running request its blocks, the newest
  * running request (FCFS; under PRIORITY the least urgent, latest) is preempted, freeing its blocks, and put back at
@@ -34,6 +36,7 @@ final class Scheduler
     private final LoraUsage loras;
     private final int maxNumBatchedTokens;
     private final int longPrefillTokenThreshold;
+    private final boolean chunkedPrefill;
     private final int maxModelLen;
     private final boolean byPriority;
     private int runningCount;
@@ -56,6 +59,7 @@ final class Scheduler
         this.kv = kv;
         maxNumBatchedTokens = config.maxNumBatchedTokens();
         longPrefillTokenThreshold = config.longPrefillTokenThreshold();
+        chunkedPrefill = config.enableChunkedPrefill();
         maxModelLen = config.maxModelLen();
         byPriority = SchedulingPolicy.PRIORITY == config.schedulingPolicy();
         loras = new LoraUsage(config.maxLoras());
@@ -232,6 +236,10 @@ final class Scheduler
                 return startLoad(request, hitBlocks, remoteTokens, nowNs, admission);
             }
         }
+        if (!fitsUnchunked(request.numTokens() - hitTokens))
+        {
+            return false;
+        }
         final int chunk = chunkOf(request.numTokens() - hitTokens);
         if (!kv.allocate(request, hitBlocks, chunk))
         {
@@ -287,6 +295,10 @@ final class Scheduler
      */
     private boolean admitLoaded(final Step step, final Request request, final long nowNs, final Admission admission)
     {
+        if (!fitsUnchunked(request.numTokens() - request.numComputedTokens))
+        {
+            return false;
+        }
         final int chunk = chunkOf(request.numTokens() - request.numComputedTokens);
         if (!kv.allocate(request, 0, chunk))
         {
@@ -301,6 +313,17 @@ final class Scheduler
         step.addPrefill(request, chunk);
         budget -= chunk;
         return true;
+    }
+
+    /**
+     * Without chunked prefill a waiting request is admitted only when its new tokens (after the per-request cap) fit
+     * in what is left of the budget; otherwise admission stops for this step, as vLLM's scheduler stops.
+     */
+    private boolean fitsUnchunked(final int remaining)
+    {
+        final int newTokens = longPrefillTokenThreshold > 0 ? Math.min(remaining, longPrefillTokenThreshold) :
+            remaining;
+        return chunkedPrefill || newTokens <= budget;
     }
 
     private int chunkOf(final int remaining)

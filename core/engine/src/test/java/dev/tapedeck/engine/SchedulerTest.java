@@ -36,6 +36,37 @@ class SchedulerTest
     }
 
     @Test
+    void withoutChunkedPrefillShouldStopAdmittingAtTheFirstPromptThatDoesNotFitWhole()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(model).maxNumBatchedTokens(100)
+            .maxModelLen(100).enableChunkedPrefill(false));
+        h.submit("a", 10, 50);
+        h.submit("b", 10, 50);
+        h.poke();
+        h.advance();
+        h.submit("c", 80, 5);
+        h.submit("d", 60, 5);
+        h.submit("e", 5, 5);
+        h.advance();
+        // 2 decodes take 2 tokens and c its whole 80; d's 60 do not fit in the 18 left, so admission stops there
+        // (e, behind it, waits too, as vLLM's scheduler breaks out of its waiting loop)
+        assertEquals(new FixedStepModel.Shape(2, 80, 1, 3), model.steps.get(2));
+        h.advance();
+        // c decodes now: 3 decodes, then d whole (60) and e whole (5)
+        assertEquals(new FixedStepModel.Shape(3, 65, 2, 5), model.steps.get(3));
+    }
+
+    @Test
+    void withoutChunkedPrefillABudgetBelowTheContextLengthIsRefusedAsVllmRefusesIt()
+    {
+        final IllegalArgumentException refused = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class, () -> EngineHarness.config(model).maxNumBatchedTokens(100)
+                .maxModelLen(200).enableChunkedPrefill(false).conclude());
+        assertTrue(refused.getMessage().contains("max_num_batched_tokens (100) is smaller than max_model_len (200)"),
+            refused.getMessage());
+    }
+
+    @Test
     void shouldChunkALongPromptAcrossStepsAtTheBudget()
     {
         final EngineHarness h = new EngineHarness(EngineHarness.config(model).maxNumBatchedTokens(64));

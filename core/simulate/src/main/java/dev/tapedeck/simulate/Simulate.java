@@ -146,7 +146,8 @@ public final class Simulate
             switch (parameter)
             {
                 case "max-num-seqs" -> config.maxNumSeqs(value);
-                case "max-num-batched-tokens" -> config.maxNumBatchedTokens(value);
+                case "max-num-batched-tokens" -> config.maxNumBatchedTokens(config.enableChunkedPrefill() ? value :
+                    Math.max(value, config.maxModelLen()));
                 case "kv-cache-size" -> config.kvCacheBlocks(value);
                 default -> config.longPrefillTokenThreshold(value);
             }
