@@ -34,6 +34,25 @@ public interface LatencyModel
     long firstTokenDelayNs(int promptTokens, int cachedTokens, int runningRequests, SeededRandom random);
 
     /**
+     * Time between the end of the step that completes a request's prompt and the emission of its first token: work a
+     * measured TTFT holds that the engine's steps do not charge (a trace model's TTFT beyond the prefill chunks it
+     * prices). The engine emits the first token at the later of admission plus {@link #firstTokenDelayNs} and the end
+     * of the prefill plus this overhead. Called once per request, at admission, with the same arguments.
+     *
+     * @param promptTokens prompt length in tokens.
+     * @param cachedTokens prompt tokens already in the engine's KV at admission (prefix-cache hits, and tokens loaded
+     *     from a remote prefill).
+     * @param runningRequests requests in the running set at admission, this one included.
+     * @param random the engine's generator.
+     * @return overhead in nanoseconds, at least 0; 0 by default.
+     */
+    default long firstTokenOverheadNs(final int promptTokens, final int cachedTokens, final int runningRequests,
+        final SeededRandom random)
+    {
+        return 0;
+    }
+
+    /**
      * Per-request decode pacing: a model that times each decoding request's steps itself (a trace's recorded gaps)
      * returns a fresh state for a new request; the engine then asks {@link #pacedStepNs} for every decode step of the
      * request, and the step's decode time is the gap of its pacing request (the one with the longest context).

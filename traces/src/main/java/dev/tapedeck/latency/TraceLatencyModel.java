@@ -17,13 +17,17 @@ import dev.tapedeck.trace.TraceRecord;
  *       {@code u}, fitted (weighted least squares) to the 10th percentile TTFT of sliding windows (600 tokens wide,
  *       stride 400, at least 5 requests, weight sqrt(n)) of the requests at the trace's lowest concurrency; a quadratic
  *       when it is convex and rising over the data, else a line; without either, TTFTs drawn from the nearest prompt
- *       bucket's lowest-concurrency requests, scaled by {@code u / median u} (0.25 to 8) when borrowed. The engine
- *       holds a request's first token until admission plus {@code T(u)} (or the end of its prefill, if later).</li>
+ *       bucket's lowest-concurrency requests, scaled by {@code u / median u} (0.25 to 8) when borrowed. What the
+ *       steps charge for the request's prefill in isolation is taken off {@code T(u)}; the rest is held after the
+ *       end of its prefill ({@link #firstTokenOverheadNs}), so an isolated request's TTFT is {@code T(u)} and one whose
+ *       chunks wait behind other work pays the wait on top.</li>
  *   <li><b>Decode</b>: paced per request ({@link #pacedStepNs}): requests' clean gaps (no prefill admitted in the
  *       gap, per {@code itl_ctx}; all gaps without it) are donors, in a grid of context cells (prompt bucket, and
  *       whether the request saw big prefill chunks in more than 6% of its gaps) by concurrency bucket. A request picks
  *       a donor in its nearest non-empty cell (weighted by tokens) per concurrency bucket, keeps it, and draws steps
- *       from the donor's sorted gaps (interpolated) with the nearer step's {@code itl_tokens}.</li>
+ *       from the donor's sorted gaps (interpolated) with the nearer step's {@code itl_tokens}. Its cell is a churn
+ *       cell when the engine admitted a big chunk (over {@value DecodePacing#BIG_CHUNK_TOKENS} uncached tokens)
+ *       within a second before the request's admission ({@link DecodePacing#regime}).</li>
  *   <li><b>Prefill chunks</b> ({@link #stepDurationNs}, the part of a step besides paced decodes):
  *       {@code cost(t) = c0 t + c1 t^2 / 2} ms, the chunk-cost law fitted to the gaps that admitted a prefill chunk
  *       (their excess over the request's median clean gap), at least {@code full_step_floor} when the step fills the
@@ -41,7 +45,7 @@ public final class TraceLatencyModel implements LatencyModel
     static final int PROMPT_BUCKETS = PROMPT_EDGES.length;
     static final int CELLS = 2 * PROMPT_BUCKETS;
     static final int CONCURRENCY_BUCKETS = 8;
-    static final int BIG_CHUNK_TOKENS = 4096;
+    static final int BIG_CHUNK_TOKENS = DecodePacing.BIG_CHUNK_TOKENS;
     private static final double NS_PER_MS = 1e6;
 
     private final String description;
@@ -292,16 +296,55 @@ public final class TraceLatencyModel implements LatencyModel
         return (long)(ms * NS_PER_MS);
     }
 
+    /** The trace model charges a request's whole TTFT after its prefill ({@link #firstTokenOverheadNs}). */
     @Override
     public long firstTokenDelayNs(final int promptTokens, final int cachedTokens, final int runningRequests,
         final SeededRandom random)
     {
+        return 0;
+    }
+
+    /**
+     * vllm-vcr's first-token overhead: the request's isolated TTFT {@code T(u)} ({@link #serviceTimeMs}) less what
+     * the engine's steps charge for its prefill in isolation (its chunks of at most the budget, priced by the chunk
+     * law from the cached depth on, a full chunk at least the full-step floor), at least 0. An isolated request's TTFT
+     * is thus {@code T(u)}; a request whose chunks wait behind other work pays the wait on top.
+     */
+    @Override
+    public long firstTokenOverheadNs(final int promptTokens, final int cachedTokens, final int runningRequests,
+        final SeededRandom random)
+    {
         final int uncached = Math.max(promptTokens - cachedTokens, 1);
+        final double chargedMs = isolatedChargeMs(uncached, Math.max(cachedTokens, 0));
+        return (long)(Math.max(serviceTimeMs(uncached, random) - chargedMs, 0) * NS_PER_MS);
+    }
+
+    /** What the steps charge for prefilling {@code uncached} tokens from depth {@code cached}, alone, in ms. */
+    double isolatedChargeMs(final int uncached, final long cached)
+    {
+        double ms = 0;
+        long depth = cached;
+        for (int left = uncached; left > 0; )
+        {
+            final int chunk = Math.min(left, maxBatchedTokens);
+            final double chunkMs = lawC0 * chunk + lawC1 * (chunk * (double)depth + chunk * (double)chunk / 2);
+            ms += chunk >= maxBatchedTokens ? Math.max(chunkMs, fullStepFloorMs) : chunkMs;
+            depth += chunk;
+            left -= chunk;
+        }
+        return ms;
+    }
+
+    /**
+     * The isolated TTFT of {@code uncached} prompt tokens, in ms: the service curve, or without one a TTFT drawn from
+     * the nearest prompt bucket (scaled when borrowed).
+     */
+    double serviceTimeMs(final int uncached, final SeededRandom random)
+    {
         if (!Double.isNaN(curveA))
         {
-            final double ms = Math.max(curveA + curveB * uncached + curveC * uncached * (double)uncached,
-                curveFloorMs);
-            return (long)(Math.max(ms, 0) * NS_PER_MS);
+            return Math.max(Math.max(curveA + curveB * uncached + curveC * uncached * (double)uncached,
+                curveFloorMs), 0);
         }
         final int bucket = promptBucket(uncached);
         int found = -1;
@@ -326,13 +369,13 @@ public final class TraceLatencyModel implements LatencyModel
         {
             ms *= Math.min(Math.max(uncached / medianUByBucket[found], 0.25), 8.0);
         }
-        return (long)(ms * NS_PER_MS);
+        return ms;
     }
 
     @Override
     public DecodePacing newDecodePacing(final int promptTokens)
     {
-        return new DecodePacing(promptBucket(promptTokens), CONCURRENCY_BUCKETS);
+        return new DecodePacing(promptBucket(promptTokens), PROMPT_BUCKETS, CONCURRENCY_BUCKETS);
     }
 
     @Override

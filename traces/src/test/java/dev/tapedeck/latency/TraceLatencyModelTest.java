@@ -44,11 +44,13 @@ class TraceLatencyModelTest
     {
         final TraceLatencyModel model = TraceLatencyModel.of(isolated(), 8192, "test");
         // each 600-token window holds 6 requests; its p10 is its first, its u its fourth: T(u) = 17 + 0.01 u
-        assertEquals(27.0, model.firstTokenDelayNs(1000, 0, 1, new SeededRandom(1)) / MS, 0.05);
-        assertEquals(27.0, model.firstTokenDelayNs(1500, 500, 1, new SeededRandom(1)) / MS, 0.05,
+        // no itl_ctx: no chunk law, the steps charge nothing for a prefill and the whole T(u) is held after it
+        assertEquals(27.0, model.firstTokenOverheadNs(1000, 0, 1, new SeededRandom(1)) / MS, 0.05);
+        assertEquals(27.0, model.firstTokenOverheadNs(1500, 500, 1, new SeededRandom(1)) / MS, 0.05,
             "cached tokens are not computed");
-        assertEquals(21.0, model.firstTokenDelayNs(1, 0, 1, new SeededRandom(1)) / MS, 0.05,
+        assertEquals(21.0, model.firstTokenOverheadNs(1, 0, 1, new SeededRandom(1)) / MS, 0.05,
             "the smallest window's p10 is the floor");
+        assertEquals(0, model.firstTokenDelayNs(1000, 0, 1, new SeededRandom(1)), "nothing is held from admission");
     }
 
     @Test
@@ -103,6 +105,10 @@ class TraceLatencyModelTest
         final StepShape deep = new FixedStepShape(0, 1000, 1, 0, 1, 1000L * 3000 + 1000L * 1001 / 2);
         final double deeper = 0.02 * 1000 + 4e-6 * (4000.0 * 4000 - 3000.0 * 3000) / 2;
         assertEquals(deeper, model.stepDurationNs(deep, new SeededRandom(1)) / MS, deeper * 0.01);
+        // the first token is held after the prefill for T(u) less what the steps charged: 27 - 22 ms
+        assertEquals(27.0 - expected, model.firstTokenOverheadNs(1000, 0, 1, new SeededRandom(1)) / MS, 0.3);
+        assertEquals(0, model.firstTokenOverheadNs(4000, 3000, 1, new SeededRandom(1)),
+            "the steps charge more than T(u) for a chunk that deep: nothing more is held");
     }
 
     @Test

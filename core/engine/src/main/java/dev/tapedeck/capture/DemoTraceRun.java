@@ -170,6 +170,13 @@ public final class DemoTraceRun
         }
 
         @Override
+        public long firstTokenOverheadNs(final int promptTokens, final int cachedTokens, final int runningRequests,
+            final SeededRandom random)
+        {
+            return model.firstTokenOverheadNs(promptTokens, cachedTokens, runningRequests, random);
+        }
+
+        @Override
         public String describe()
         {
             return model.describe() + ", steps in whole microseconds";

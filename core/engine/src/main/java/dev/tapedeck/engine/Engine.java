@@ -7,6 +7,7 @@ import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2ObjectHashMap;
 
 import dev.tapedeck.kv.BlockPool;
+import dev.tapedeck.latency.DecodePacing;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.metrics.EngineMetrics;
@@ -58,6 +59,8 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private boolean stepDue;
     private int releasedCount;
     private long lastStepEndNs;
+    /** When the last request with a big uncached prompt was admitted (a trace model's churn regime), or MIN_VALUE. */
+    private long lastBigChunkAdmissionNs = Long.MIN_VALUE;
     private long stepSequence;
     private long arrivalSequence;
     private boolean shuttingDown;
@@ -276,7 +279,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             {
                 final Request request = released[i];
                 released[i] = null;
-                final long dueNs = request.scheduledNs + request.firstTokenDelayNs;
+                final long dueNs = request.firstTokenDueNs;
                 anchorNs = Math.max(anchorNs, dueNs);
                 if (Request.State.HELD == request.state)
                 {
@@ -491,6 +494,17 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     {
         request.firstTokenDelayNs = latencyModel.firstTokenDelayNs(
             request.promptLength(), request.numCachedTokens, runningCount, request.random);
+        request.firstTokenOverheadNs = latencyModel.firstTokenOverheadNs(
+            request.promptLength(), request.numCachedTokens, runningCount, request.random);
+        if (null != request.pacing)
+        {
+            request.pacing.regime(Long.MIN_VALUE != lastBigChunkAdmissionNs &&
+                request.scheduledNs - lastBigChunkAdmissionNs <= DecodePacing.CHURN_WINDOW_NS);
+        }
+        if (request.promptLength() - request.numCachedTokens > DecodePacing.BIG_CHUNK_TOKENS)
+        {
+            lastBigChunkAdmissionNs = request.scheduledNs;
+        }
     }
 
     @Override
@@ -613,9 +627,11 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             emit(request, 1, endNs);
             return;
         }
-        final long holdUntilNs = request.scheduledNs + request.firstTokenDelayNs;
+        final long holdUntilNs = Math.max(request.scheduledNs + request.firstTokenDelayNs,
+            endNs + request.firstTokenOverheadNs);
         if (holdUntilNs > endNs)
         {
+            request.firstTokenDueNs = holdUntilNs;
             request.state = Request.State.HELD;
             request.holdTimerId = clock.schedule(holdUntilNs, endNs);
             heldByTimerId.put(request.holdTimerId, request);

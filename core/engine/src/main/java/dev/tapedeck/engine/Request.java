@@ -61,6 +61,9 @@ public final class Request implements EngineMetrics.RequestTiming
     long[] blockHashes;
     long holdTimerId = -1;
     long firstTokenDelayNs;
+    long firstTokenOverheadNs;
+    /** When a request held for its first token is due (set when its prefill ends). */
+    long firstTokenDueNs;
     long queuedNs;
     long scheduledNs;
     long firstTokenNs;
