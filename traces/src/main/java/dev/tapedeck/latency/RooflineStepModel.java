@@ -7,9 +7,10 @@ package dev.tapedeck.latency;
  * them runs them through the model), per GPU:
  * <ul>
  *   <li><b>linear layers</b>: a roofline, the longer of their compute ({@code 2 x active weights x T}, the routed
- *       experts only for a mixture of experts, plus the LM head per sampled token, over the dense bf16 rate) and their
- *       weights' read time over memory bandwidth (for a mixture of experts, the experts {@code T} tokens are expected
- *       to touch: {@code E x (1 - (1 - k/E)^T)}, with their own factor);</li>
+ *       experts only for a mixture of experts, plus the LM head once per scheduled request, as vLLM V1 computes
+ *       logits at every scheduled request's last token, a partial prefill's included, over the dense bf16 rate) and
+ *       their weights' read time over memory bandwidth (for a mixture of experts, the experts {@code T} tokens are
+ *       expected to touch: {@code E x (1 - (1 - k/E)^T)}, with their own factor);</li>
  *   <li><b>prefill attention</b>: {@code 4 x layers x heads x head dim} FLOPs per query-key pair of the prefill
  *       chunks ({@link StepShape#prefillAttentionPairs()});</li>
  *   <li><b>KV reads</b>: the decodes' context bytes over memory bandwidth (KV heads shard over at most their number
