@@ -107,6 +107,31 @@ public final class JsonBytes
     }
 
     /**
+     * A JSON string literal of a Java string (quotes included), for responses built as strings on control paths: the
+     * same escaping as {@link #writeString}. A lone surrogate becomes {@code ?}, as UTF-8 encoding replaces it.
+     *
+     * @param text the text, or null.
+     * @return the literal, or {@code null} for null.
+     */
+    public static String quote(final String text)
+    {
+        if (null == text)
+        {
+            return "null";
+        }
+        final ByteBuf out = io.netty.buffer.Unpooled.buffer(text.length() + 8);
+        try
+        {
+            writeString(out, text);
+            return out.toString(StandardCharsets.UTF_8);
+        }
+        finally
+        {
+            out.release();
+        }
+    }
+
+    /**
      * Write a non-negative or negative long as ASCII decimal digits, without allocating.
      *
      * @param out where to write.

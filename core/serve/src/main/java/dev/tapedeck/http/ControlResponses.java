@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 
 import dev.tapedeck.lora.LoraAdapter;
+import dev.tapedeck.net.JsonBytes;
 
 /**
  * Bodies of the non-generation endpoints and of errors, in vLLM's shapes. Control path: strings are fine here.
@@ -30,8 +31,8 @@ final class ControlResponses
     static FullHttpResponse error(final HttpResponseStatus status, final String type, final String message,
         final String param)
     {
-        final String body = "{\"error\":{\"message\":" + JsonText.quote(message) + ",\"type\":" +
-            JsonText.quote(type) + ",\"param\":" + JsonText.quote(param) + ",\"code\":" + status.code() + "}}";
+        final String body = "{\"error\":{\"message\":" + JsonBytes.quote(message) + ",\"type\":" +
+            JsonBytes.quote(type) + ",\"param\":" + JsonBytes.quote(param) + ",\"code\":" + status.code() + "}}";
         return json(status, body);
     }
 
@@ -43,7 +44,7 @@ final class ControlResponses
     /** FastAPI's answer for unknown routes and methods: {@code {"detail":"Not Found"}}. */
     static FullHttpResponse detail(final HttpResponseStatus status)
     {
-        return json(status, "{\"detail\":" + JsonText.quote(status.reasonPhrase()) + "}");
+        return json(status, "{\"detail\":" + JsonBytes.quote(status.reasonPhrase()) + "}");
     }
 
     static FullHttpResponse unauthorized()
@@ -53,7 +54,7 @@ final class ControlResponses
 
     static FullHttpResponse version(final String version)
     {
-        return json(HttpResponseStatus.OK, "{\"version\":" + JsonText.quote(version) + "}");
+        return json(HttpResponseStatus.OK, "{\"version\":" + JsonBytes.quote(version) + "}");
     }
 
     static FullHttpResponse load(final int serverLoad)
@@ -90,10 +91,10 @@ final class ControlResponses
     private static void card(final StringBuilder body, final String id, final long created, final String root,
         final String parent, final String maxModelLen, final String permissionId)
     {
-        body.append("{\"id\":").append(JsonText.quote(id))
+        body.append("{\"id\":").append(JsonBytes.quote(id))
             .append(",\"object\":\"model\",\"created\":").append(created)
-            .append(",\"owned_by\":\"vllm\",\"root\":").append(JsonText.quote(root))
-            .append(",\"parent\":").append(JsonText.quote(parent)).append(",\"max_model_len\":").append(maxModelLen)
+            .append(",\"owned_by\":\"vllm\",\"root\":").append(JsonBytes.quote(root))
+            .append(",\"parent\":").append(JsonBytes.quote(parent)).append(",\"max_model_len\":").append(maxModelLen)
             .append(",\"permission\":[{\"id\":\"modelperm-").append(permissionId)
             .append("\",\"object\":\"model_permission\",\"created\":").append(created)
             .append(",\"allow_create_engine\":false,\"allow_sampling\":true,\"allow_logprobs\":true," +

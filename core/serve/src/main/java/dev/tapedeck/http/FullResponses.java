@@ -40,9 +40,9 @@ final class FullResponses
     static void write(final ByteBuf out, final HttpStream stream, final String model, final int completionTokens,
         final boolean promptTokensDetails)
     {
-        final String head = "{\"id\":\"" + stream.responseId + "\",\"object\":\"" +
+        final String head = "{\"id\":" + JsonBytes.quote(stream.responseId) + ",\"object\":\"" +
             (stream.chat ? "chat.completion" : "text_completion") + "\",\"created\":" + stream.createdSeconds +
-            ",\"model\":" + JsonText.quote(model) + ",\"choices\":[";
+            ",\"model\":" + JsonBytes.quote(model) + ",\"choices\":[";
         out.writeCharSequence(head, java.nio.charset.StandardCharsets.UTF_8);
         boolean first = true;
         for (final Choice choice : stream.choices)

@@ -96,9 +96,9 @@ final class HttpStream
 
     private byte[] chunkHead(final String model)
     {
-        final String head = "data: {\"id\":\"" + responseId + "\",\"object\":\"" +
+        final String head = "data: {\"id\":" + JsonBytes.quote(responseId) + ",\"object\":\"" +
             (chat ? "chat.completion.chunk" : "text_completion") + "\",\"created\":" + createdSeconds +
-            ",\"model\":" + JsonText.quote(model) + ",\"choices\":[";
+            ",\"model\":" + JsonBytes.quote(model) + ",\"choices\":[";
         return head.getBytes(StandardCharsets.UTF_8);
     }
 
