@@ -81,7 +81,19 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 "malformed HTTP request: " + request.decoderResult().cause(), null), false);
             return;
         }
-        final String path = new QueryStringDecoder(request.uri()).path();
+        final String path;
+        try
+        {
+            final QueryStringDecoder target = new QueryStringDecoder(request.uri());
+            path = target.path();
+            target.parameters(); // decodes them too, so that later reads cannot fail
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            respond(ControlResponses.error(HttpResponseStatus.BAD_REQUEST, "Bad Request",
+                "invalid percent-encoding in the request target: " + ex.getMessage(), null), keepAlive);
+            return;
+        }
         final HttpMethod method = request.method();
         final ServeOptions options = instance.options();
         if (null != options.apiKey() && path.startsWith("/v1") &&

@@ -125,6 +125,25 @@ class ErrorResponsesTest
             final JsonNode error = assertError(exchange(serve, client, EmbeddedServe.post(COMPLETIONS,
                 "[".repeat(1100) + "]".repeat(1100))), 400, "Bad Request", "body");
             assertTrue(error.get("message").asText().contains("nesting depth"), error.toString());
+            final JsonNode digits = assertError(exchange(serve, client, EmbeddedServe.post(COMPLETIONS,
+                "{\"prompt\":\"hi\",\"max_tokens\":" + "9".repeat(1100) + "}")), 400, "Bad Request", "body");
+            assertTrue(digits.get("message").asText().contains("Number value length"), digits.toString());
+            assertUsable(serve, client);
+        }
+    }
+
+    @Test
+    void shouldAnswerABadPercentEncodingInThePathWith400()
+    {
+        try (EmbeddedServe serve = EmbeddedServe.echo())
+        {
+            final EmbeddedChannel client = serve.connect();
+            for (final String path : new String[] {"/%zz", "/v1/chat%2", "/v1/models?x=%zz"})
+            {
+                final JsonNode error = assertError(exchange(serve, client, EmbeddedServe.get(path)), 400,
+                    "Bad Request", null);
+                assertTrue(error.get("message").asText().contains("percent-encoding"), error.toString());
+            }
             assertUsable(serve, client);
         }
     }
