@@ -55,6 +55,12 @@ final class CompletionAdmission
         final int maxModelLen = engine.config().maxModelLen();
         checkContext(request, prompts, maxModelLen);
         final int children = prompts.size() * request.n;
+        if (children > engine.config().maxWaitingQueueLength())
+        {
+            throw ApiException.badRequest("This request has " + children + " sequences (prompts x n) but the " +
+                "waiting queue holds at most " + engine.config().maxWaitingQueueLength() +
+                " (max-waiting-queue-length): it can never be admitted.", "n");
+        }
         if (engine.numWaiting() + children > engine.config().maxWaitingQueueLength())
         {
             throw new ApiException(HttpResponseStatus.TOO_MANY_REQUESTS, "RateLimitError",

@@ -21,6 +21,8 @@ import dev.tapedeck.net.JsonBytes;
  */
 final class ControlResponses
 {
+    private static final String RETRY_AFTER_SECONDS = "1";
+
     private ControlResponses()
     {
     }
@@ -33,7 +35,12 @@ final class ControlResponses
     {
         final String body = "{\"error\":{\"message\":" + JsonBytes.quote(message) + ",\"type\":" +
             JsonBytes.quote(type) + ",\"param\":" + JsonBytes.quote(param) + ",\"code\":" + status.code() + "}}";
-        return json(status, body);
+        final FullHttpResponse response = json(status, body);
+        if (HttpResponseStatus.TOO_MANY_REQUESTS.equals(status))
+        {
+            response.headers().set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS); // the queue turns over fast
+        }
+        return response;
     }
 
     static FullHttpResponse error(final ApiException ex)

@@ -37,7 +37,7 @@ final class RequestParser
             final long offset = null == ex.getLocation() ? -1 : ex.getLocation().getCharOffset();
             throw ApiException.validation("1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', " +
                 offset + "), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '" +
-                ex.getOriginalMessage().replace('\'', '"') + "'}}", "body");
+                jsonError(ex).replace('\'', '"') + "'}}", "body");
         }
         catch (final IOException ex)
         {
@@ -57,8 +57,8 @@ final class RequestParser
         if (ParsedRequest.Endpoint.CHAT == endpoint)
         {
             request.messages = messages(root);
-            final Integer maxCompletion = optionalInt(root, "max_completion_tokens");
-            final Integer max = optionalInt(root, "max_tokens");
+            final Integer maxCompletion = LaxFields.optionalInt(root, "max_completion_tokens");
+            final Integer max = LaxFields.optionalInt(root, "max_tokens");
             requestedMax = null != maxCompletion ? maxCompletion : max;
             if (null != maxCompletion)
             {
@@ -73,21 +73,21 @@ final class RequestParser
         else
         {
             request.prompts = prompts(root);
-            requestedMax = optionalInt(root, "max_tokens");
+            requestedMax = LaxFields.optionalInt(root, "max_tokens");
             request.maxTokens = null == requestedMax ? 16 : requestedMax; // vLLM's CompletionRequest default
-            request.echo = optionalBool(root, "echo", false);
+            request.echo = LaxFields.optionalBool(root, "echo", false);
         }
-        request.stream = optionalBool(root, "stream", false);
+        request.stream = LaxFields.optionalBool(root, "stream", false);
         streamOptions(root, request);
-        final Integer minTokens = optionalInt(root, "min_tokens");
+        final Integer minTokens = LaxFields.optionalInt(root, "min_tokens");
         request.minTokens = null == minTokens ? 0 : minTokens;
-        final Integer n = optionalInt(root, "n");
+        final Integer n = LaxFields.optionalInt(root, "n");
         request.n = null == n ? 1 : n;
-        request.ignoreEos = optionalBool(root, "ignore_eos", false);
-        request.includeStopStrInOutput = optionalBool(root, "include_stop_str_in_output", false);
+        request.ignoreEos = LaxFields.optionalBool(root, "ignore_eos", false);
+        request.includeStopStrInOutput = LaxFields.optionalBool(root, "include_stop_str_in_output", false);
         request.stop = stop(root);
         request.stopTokenIds = intArray(root, "stop_token_ids");
-        final Integer priority = optionalInt(root, "priority");
+        final Integer priority = LaxFields.optionalInt(root, "priority");
         request.priority = null == priority ? 0 : priority;
         request.cacheSalt = optionalString(root, "cache_salt");
         if (null != request.cacheSalt && request.cacheSalt.isEmpty())
@@ -95,21 +95,32 @@ final class RequestParser
             throw ApiException.badRequest("Parameter 'cache_salt' must be a non-empty string if provided.",
                 "cache_salt");
         }
-        final JsonNode seed = root.get("seed");
-        if (null != seed && !seed.isNull())
+        final Long seed = LaxFields.optionalLong(root, "seed");
+        if (null != seed)
         {
-            if (!seed.canConvertToLong() || !seed.isIntegralNumber())
-            {
-                throw ApiException.validation(typeError("int_type", "seed", "Input should be a valid integer"),
-                    "body.seed");
-            }
             request.seeded = true;
-            request.seed = seed.asLong();
+            request.seed = seed;
         }
         request.kvTransferParams = kvTransferParams(root);
         rejectUnsupported(root);
+        LaxFields.checkSampling(root);
         checkRanges(request, requestedMax);
         return request;
+    }
+
+    /**
+     * The parser's complaint without Java names: "Extra data" (Python's words) for a second value after the body, and
+     * no class or method names from Jackson's messages.
+     */
+    private static String jsonError(final JsonProcessingException ex)
+    {
+        final String message = ex.getOriginalMessage();
+        if (message.startsWith("Trailing token"))
+        {
+            return "Extra data";
+        }
+        return message.replaceAll(" ?\\(bound as `[^`]*`\\)", "").replaceAll(", from `[^`]*`", "")
+            .replaceAll(":? ?not allowed as per `[^`]*`.*", "").replaceAll("`[^`]*`", "");
     }
 
     /** vLLM's {@code kv_transfer_params: dict[str, Any] | None}: an object, read as its NixlConnector reads it. */
@@ -152,8 +163,9 @@ final class RequestParser
             throw ApiException.badRequest("Stream options can only be defined when `stream=True`.", "stream_options");
         }
         // vLLM up to the 0.2x lines: include_usage defaults to true once stream_options is present
-        request.includeUsage = optionalBool(options, "include_usage", true);
-        request.continuousUsageStats = request.includeUsage && optionalBool(options, "continuous_usage_stats", false);
+        request.includeUsage = LaxFields.optionalBool(options, "include_usage", true);
+        request.continuousUsageStats = request.includeUsage &&
+            LaxFields.optionalBool(options, "continuous_usage_stats", false);
     }
 
     private static void checkRanges(final ParsedRequest request, final Integer requestedMax)
@@ -385,38 +397,6 @@ final class RequestParser
                 "body." + field);
         }
         return node.asText();
-    }
-
-    private static Integer optionalInt(final JsonNode root, final String field)
-    {
-        final JsonNode node = root.get(field);
-        if (null == node || node.isNull())
-        {
-            return null;
-        }
-        final boolean integral = node.isIntegralNumber() ||
-            (node.isNumber() && node.asDouble() == Math.rint(node.asDouble()));
-        if (!integral || !node.canConvertToInt())
-        {
-            throw ApiException.validation(typeError("int_type", field, "Input should be a valid integer"),
-                "body." + field);
-        }
-        return node.asInt();
-    }
-
-    private static boolean optionalBool(final JsonNode root, final String field, final boolean fallback)
-    {
-        final JsonNode node = root.get(field);
-        if (null == node || node.isNull())
-        {
-            return fallback;
-        }
-        if (!node.isBoolean())
-        {
-            throw ApiException.validation(typeError("bool_type", field, "Input should be a valid boolean"),
-                "body." + field);
-        }
-        return node.asBoolean();
     }
 
     private static String missing(final String field)

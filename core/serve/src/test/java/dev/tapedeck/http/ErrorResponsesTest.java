@@ -277,6 +277,7 @@ class ErrorResponsesTest
             assertEquals(1, responses.size());
             final JsonNode error = assertError(responses.get(0), 429, "RateLimitError", null);
             assertTrue(error.get("message").asText().contains("max-waiting-queue-length=1"), error.toString());
+            assertEquals("1", responses.get(0).header("retry-after"), "a 429 says when to retry");
             assertTrue(refused.isOpen());
             serve.runUntilIdle();
             assertEquals("stop", finishReason(EmbeddedServe.responses(running).get(0)));
@@ -286,14 +287,16 @@ class ErrorResponsesTest
     }
 
     @Test
-    void shouldAnswer429WhenTheChildrenOfOneRequestDoNotFitTheQueue()
+    void shouldAnswer400WhenTheChildrenOfOneRequestCanNeverFitTheQueue()
     {
         try (EmbeddedServe serve = new EmbeddedServe(EmbeddedServe.options(ServeOptions.Mode.ECHO),
             EmbeddedServe.engine().maxWaitingQueueLength(3), new ByteTokenizer()))
         {
             final EmbeddedChannel client = serve.connect();
-            assertError(exchange(serve, client, EmbeddedServe.post(COMPLETIONS, "{\"prompt\":[97],\"n\":4}")), 429,
-                "RateLimitError", null);
+            final HttpWire.Response never = exchange(serve, client, EmbeddedServe.post(COMPLETIONS,
+                "{\"prompt\":[97],\"n\":4}"));
+            assertError(never, 400, "BadRequestError", "n");
+            assertNull(never.header("retry-after"), "not worth retrying");
             assertEquals(0, serve.engine0().stepCount(), "none of the four was submitted");
             assertEquals(200, exchange(serve, client, EmbeddedServe.post(COMPLETIONS, "{\"prompt\":[97],\"n\":3}"))
                 .status());

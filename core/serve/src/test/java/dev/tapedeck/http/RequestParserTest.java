@@ -190,7 +190,7 @@ class RequestParserTest
         assertEquals("Stream options can only be defined when `stream=True`.", ex.getMessage());
         chatError("{" + USER_HI + ",\"stream\":true,\"stream_options\":true}", VALIDATION, "body.stream_options");
         final ApiException usage = assertThrows(ApiException.class, () -> chat("{" + USER_HI + ",\"stream\":true," +
-            "\"stream_options\":{\"include_usage\":1}}"));
+            "\"stream_options\":{\"include_usage\":[1]}}"));
         assertEquals(VALIDATION, usage.type());
         assertTrue(usage.getMessage().contains("'type': 'bool_type'"), usage.getMessage());
     }
@@ -258,26 +258,72 @@ class RequestParserTest
     }
 
     @Test
+    void shouldCoerceScalarsAsPydanticsLaxModeDoes()
+    {
+        final ParsedRequest request = chat("{" + USER_HI + ",\"max_tokens\":\" 8 \",\"n\":\"2\"," +
+            "\"priority\":3.0,\"stream\":\"yes\",\"ignore_eos\":1,\"include_stop_str_in_output\":\"off\"," +
+            "\"seed\":\"42\",\"temperature\":\"0.5\",\"top_p\":true,\"top_k\":\"-1\"}");
+        assertEquals(8, request.maxTokens);
+        assertEquals(2, request.n);
+        assertEquals(3, request.priority);
+        assertTrue(request.stream);
+        assertTrue(request.ignoreEos);
+        assertFalse(request.includeStopStrInOutput);
+        assertEquals(42, request.seed);
+        assertEquals(1, chat("{" + USER_HI + ",\"max_tokens\":true}").maxTokens, "a boolean is an integer too");
+    }
+
+    @Test
+    void shouldCheckTheSamplingParametersWithVllmsRanges()
+    {
+        chatError("{" + USER_HI + ",\"temperature\":-1}", BAD_REQUEST, "temperature");
+        chatError("{" + USER_HI + ",\"top_p\":0}", BAD_REQUEST, "top_p");
+        chatError("{" + USER_HI + ",\"top_k\":-2}", BAD_REQUEST, "top_k");
+        chatError("{" + USER_HI + ",\"min_p\":1.5}", BAD_REQUEST, "min_p");
+        chatError("{" + USER_HI + ",\"presence_penalty\":3}", BAD_REQUEST, "presence_penalty");
+        chatError("{" + USER_HI + ",\"frequency_penalty\":\"-2.5\"}", BAD_REQUEST, "frequency_penalty");
+        final ApiException zero = chatError("{" + USER_HI + ",\"repetition_penalty\":0}", BAD_REQUEST,
+            "repetition_penalty");
+        assertEquals("repetition_penalty must be greater than zero, got 0.0.", zero.getMessage());
+        chat("{" + USER_HI + ",\"temperature\":0,\"top_p\":1,\"top_k\":0,\"min_p\":0,\"presence_penalty\":-2," +
+            "\"frequency_penalty\":2,\"repetition_penalty\":1.1}");
+    }
+
+    @Test
+    void shouldNameJsonErrorsWithoutJavaNames()
+    {
+        for (final String body : new String[] {"{" + USER_HI + "} x", "{" + USER_HI + "}{\"a\":1}",
+            "[".repeat(1100) + "]".repeat(1100), "{" + USER_HI + ",\"n\":" + "9".repeat(1100) + "}", "{\"a\":"})
+        {
+            final ApiException ex = chatError(body, VALIDATION, "body");
+            assertFalse(ex.getMessage().matches("(?s).*(com\\.fasterxml|Feature|Constraints|`|\\.java).*"),
+                ex.getMessage());
+        }
+        assertTrue(chatError("{" + USER_HI + "}{}", VALIDATION, "body").getMessage().contains("'error': 'Extra data'"));
+    }
+
+    @Test
     void shouldRejectWrongTypesWithTheFieldAsParam()
     {
         assertWrongType("\"model\":5", "body.model", "string_type");
         assertWrongType("\"request_id\":[]", "body.request_id", "string_type");
-        assertWrongType("\"max_tokens\":\"ten\"", "body.max_tokens", "int_type");
-        assertWrongType("\"max_tokens\":true", "body.max_tokens", "int_type");
+        assertWrongType("\"max_tokens\":\"ten\"", "body.max_tokens", "int_parsing");
         assertWrongType("\"max_tokens\":1e10", "body.max_tokens", "int_type");
         assertWrongType("\"min_tokens\":[1]", "body.min_tokens", "int_type");
-        assertWrongType("\"n\":\"2\"", "body.n", "int_type");
-        assertWrongType("\"priority\":1.5", "body.priority", "int_type");
-        assertWrongType("\"stream\":\"yes\"", "body.stream", "bool_type");
-        assertWrongType("\"ignore_eos\":1", "body.ignore_eos", "bool_type");
-        assertWrongType("\"include_stop_str_in_output\":\"true\"", "body.include_stop_str_in_output", "bool_type");
+        assertWrongType("\"n\":\"two\"", "body.n", "int_parsing");
+        assertWrongType("\"priority\":1.5", "body.priority", "int_from_float");
+        assertWrongType("\"stream\":\"maybe\"", "body.stream", "bool_parsing");
+        assertWrongType("\"ignore_eos\":2", "body.ignore_eos", "bool_parsing");
+        assertWrongType("\"include_stop_str_in_output\":[true]", "body.include_stop_str_in_output", "bool_type");
+        assertWrongType("\"temperature\":\"hot\"", "body.temperature", "float_parsing");
+        assertWrongType("\"top_p\":{}", "body.top_p", "float_type");
         assertWrongType("\"stop\":5", "body.stop", "list_type");
         assertWrongType("\"stop\":[\"a\",5]", "body.stop", "string_type");
         assertWrongType("\"stop_token_ids\":7", "body.stop_token_ids", "list_type");
         assertWrongType("\"stop_token_ids\":[-1]", "body.stop_token_ids", "int_type");
         assertWrongType("\"stop_token_ids\":[\"7\"]", "body.stop_token_ids", "int_type");
-        assertWrongType("\"seed\":1.5", "body.seed", "int_type");
-        assertWrongType("\"seed\":\"1\"", "body.seed", "int_type");
+        assertWrongType("\"seed\":1.5", "body.seed", "int_from_float");
+        assertWrongType("\"seed\":\"x1\"", "body.seed", "int_parsing");
         assertWrongType("\"cache_salt\":1", "body.cache_salt", "string_type");
     }
 
@@ -312,7 +358,7 @@ class RequestParserTest
         completionsError("{\"prompt\":[1,2.5]}", VALIDATION, "body.prompt");
         completionsError("{\"prompt\":[1,4294967296]}", VALIDATION, "body.prompt");
         completionsError("{\"prompt\":[[1],[\"x\"]]}", VALIDATION, "body.prompt");
-        completionsError("{\"prompt\":\"x\",\"echo\":\"yes\"}", VALIDATION, "body.echo");
+        completionsError("{\"prompt\":\"x\",\"echo\":\"sure\"}", VALIDATION, "body.echo");
     }
 
     @Test
