@@ -172,7 +172,9 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         tokens.plan(request);
         kv.prepare(request);
         request.arrivalSequence = arrivalSequence++;
-        request.queuedNs = nowNs + frontendDelayNs(request);
+        final Request first = request.firstSibling();
+        request.queuedNs = null != first && Request.State.NEW != first.state ? Math.max(nowNs, first.queuedNs) :
+            nowNs + frontendDelayNs(request);
         if (request.queuedNs > nowNs)
         {
             clock.schedule(request.queuedNs, nowNs); // wakes the driver when the request reaches the queue
@@ -189,7 +191,8 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
 
     /**
      * The request's frontend delay: constant, or log-normal around the mean with its normal draw taken from a stream
-     * of its own (seed and arrival number), so the request's token and length draws do not depend on it.
+     * of its own (seed and arrival number), so the request's token and length draws do not depend on it. Drawn once
+     * per client request: its other children ({@link Request#firstSibling}) reach the queue with the first.
      */
     private long frontendDelayNs(final Request request)
     {
