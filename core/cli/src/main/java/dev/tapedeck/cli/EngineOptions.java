@@ -12,10 +12,11 @@ import dev.tapedeck.latency.ModelArchitecture;
 import dev.tapedeck.latency.RooflineProfile;
 
 /**
- * Engine flags shared by every face that runs an engine ({@code serve}, {@code play}), with vLLM's names and
- * defaults.
+ * Engine flags shared by every face that runs an engine ({@code serve}, {@code play}, {@code simulate}, and the replay
+ * of {@code inspect calibrate TRACE}), with vLLM's names and defaults: one place that chooses the step model and, with
+ * it, the KV geometry and the frontend delay. Public for {@code inspect calibrate}; filled by picocli on one thread.
  */
-final class EngineOptions
+public final class EngineOptions
 {
     @CommandLine.Option(names = "--max-num-seqs", paramLabel = "N", defaultValue = "256",
         description = "Most requests running at once (default: ${DEFAULT-VALUE}).")
@@ -144,7 +145,7 @@ final class EngineOptions
      * @param model the model name whose built-in dimensions --gpu-memory-gb uses.
      * @return this.
      */
-    EngineOptions capacityModel(final String model)
+    public EngineOptions capacityModel(final String model)
     {
         capacityModel = model;
         return this;
@@ -197,6 +198,43 @@ final class EngineOptions
     int stepBudget()
     {
         return enableChunkedPrefill ? maxNumBatchedTokens : Math.max(maxNumBatchedTokens, maxModelLen);
+    }
+
+    /**
+     * @return {@code --seed}.
+     */
+    public long seed()
+    {
+        return seed;
+    }
+
+    /**
+     * The engine of a trace's replay ({@code inspect calibrate TRACE}): {@link #template()}, with the trace's
+     * {@code max_num_seqs} and block size where {@code --max-num-seqs} and {@code --block-size} are not given (the
+     * block size also sizes the KV cache from GPU memory).
+     *
+     * @param parsed the command line as parsed, which tells which flags were given.
+     * @param traceMaxNumSeqs the trace's {@code max_num_seqs}, or null.
+     * @param traceBlockSize the trace's {@code block_size}, or null.
+     * @return the template, not concluded.
+     * @throws IllegalArgumentException (one line) for flags the replay cannot use or that conflict.
+     */
+    public EngineConfig replayTemplate(final CommandLine.ParseResult parsed, final Long traceMaxNumSeqs,
+        final Long traceBlockSize)
+    {
+        if (null != tokenizerFile)
+        {
+            throw new IllegalArgumentException("--tokenizer: a replay's prompts are token ids; it takes no tokenizer");
+        }
+        if (null != traceMaxNumSeqs && !parsed.hasMatchedOption("--max-num-seqs"))
+        {
+            maxNumSeqs = (int)Math.min(Integer.MAX_VALUE, traceMaxNumSeqs);
+        }
+        if (null != traceBlockSize && !parsed.hasMatchedOption("--block-size"))
+        {
+            blockSize = (int)Math.min(Integer.MAX_VALUE, traceBlockSize);
+        }
+        return template();
     }
 
     /**

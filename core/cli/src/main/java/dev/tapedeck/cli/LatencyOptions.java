@@ -19,11 +19,11 @@ import dev.tapedeck.latency.StepProfileFile;
 import dev.tapedeck.latency.TraceLatencyModel;
 
 /**
- * Latency-model flags shared by every face that runs an engine. The knob flags use llm-d-inference-sim's names and
- * meaning; giving any of them without {@code --latency-model} selects the knob model. Public so that
- * {@code inspect calibrate} replays through the same flags; filled by picocli on one thread.
+ * Latency-model flags shared by every face that runs an engine, through {@link EngineOptions}. The knob flags use
+ * llm-d-inference-sim's names and meaning; giving any of them without {@code --latency-model} selects the knob model.
+ * Filled by picocli on one thread.
  */
-public final class LatencyOptions
+final class LatencyOptions
 {
     /** Which latency model. */
     enum ModelKind
@@ -375,15 +375,6 @@ public final class LatencyOptions
     {
         final RooflineProfile physics = physicsInUse(modelName);
         return null == physics ? 0 : physics.frontendDelayJitter();
-    }
-
-    /**
-     * @param maxNumSeqs the engine's running-set cap (the knob model's load factor uses it).
-     * @return the configured model, for a served model whose architecture is not known.
-     */
-    public LatencyModel build(final int maxNumSeqs)
-    {
-        return build(maxNumSeqs, dev.tapedeck.engine.EngineConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS, null);
     }
 
     /**

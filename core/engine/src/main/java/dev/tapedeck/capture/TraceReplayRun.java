@@ -10,10 +10,7 @@ import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.RequestObserver;
-import dev.tapedeck.engine.SpeculativeDecoding;
-import dev.tapedeck.engine.StepReplay;
 import dev.tapedeck.engine.VirtualTimeDriver;
-import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.trace.TraceRecord;
 
 /**
@@ -43,39 +40,6 @@ public final class TraceReplayRun
     }
 
     /**
-     * Engine settings of the replay.
-     *
-     * @param maxNumSeqs running-set cap (the trace's {@code max_num_seqs} when it has one).
-     * @param maxNumBatchedTokens token budget per step.
-     * @param blockSize KV block size, also the block size of the trace's {@code block_hashes}.
-     * @param enablePrefixCaching true to reuse shared prefixes.
-     * @param seed the engine's seed.
-     * @param latencyModel what times the steps.
-     * @param speculativeDecoding speculative decoding, or null for none.
-     * @param stepReplay recorded steps served to matching requests (the replay's request ids are {@code replay-i}),
-     *     or null.
-     */
-    public record Settings(int maxNumSeqs, int maxNumBatchedTokens, int blockSize, boolean enablePrefixCaching,
-        long seed, LatencyModel latencyModel, SpeculativeDecoding speculativeDecoding, StepReplay stepReplay)
-    {
-        /**
-         * Without speculative decoding.
-         *
-         * @param maxNumSeqs running-set cap.
-         * @param maxNumBatchedTokens token budget per step.
-         * @param blockSize KV block size.
-         * @param enablePrefixCaching true to reuse shared prefixes.
-         * @param seed the engine's seed.
-         * @param latencyModel what times the steps.
-         */
-        public Settings(final int maxNumSeqs, final int maxNumBatchedTokens, final int blockSize,
-            final boolean enablePrefixCaching, final long seed, final LatencyModel latencyModel)
-        {
-            this(maxNumSeqs, maxNumBatchedTokens, blockSize, enablePrefixCaching, seed, latencyModel, null, null);
-        }
-    }
-
-    /**
      * What a replay gave.
      *
      * @param source the source records replayed, in arrival order, each with its {@code request_id}.
@@ -89,11 +53,14 @@ public final class TraceReplayRun
     /**
      * @param records the trace's records (those without {@code arrival_ms} are left out); their {@code request_id}
      *     is set.
-     * @param settings the engine's settings.
+     * @param engine the engine's settings as {@code serve} and {@code simulate} build them (step model, KV cache,
+     *     frontend delay, ...), not concluded and not changed: the replay runs a copy whose context and waiting queue
+     *     are raised to hold every record, and whose block size also cuts the records' {@code block_hashes} into
+     *     prompt tokens. The replay's request ids are {@code replay-i} (for {@code --replay-steps-match index}).
      * @return the replay.
-     * @throws IllegalArgumentException if no record has {@code arrival_ms}.
+     * @throws IllegalArgumentException if no record has {@code arrival_ms}, or for settings the engine refuses.
      */
-    public static Result replay(final List<TraceRecord> records, final Settings settings)
+    public static Result replay(final List<TraceRecord> records, final EngineConfig engine)
     {
         final List<TraceRecord> source = new ArrayList<>();
         for (final TraceRecord record : records)
@@ -119,7 +86,7 @@ public final class TraceReplayRun
             final int promptTokens = (int)Math.min(Integer.MAX_VALUE / 2, Math.max(1, record.promptTokens()));
             final int outputTokens = (int)Math.min(Integer.MAX_VALUE / 2, Math.max(1, record.outputTokens()));
             maxModelLen = Math.max(maxModelLen, promptTokens + outputTokens);
-            requests.add(new Request(id, promptTokenIds(i, record.blockHashes(), promptTokens, settings.blockSize()))
+            requests.add(new Request(id, promptTokenIds(i, record.blockHashes(), promptTokens, engine.blockSize()))
                 .arrivalNs(Math.round((record.arrivalMs() - startMs) * 1_000_000.0))
                 .maxTokens(outputTokens)
                 .minTokens(outputTokens)
@@ -133,17 +100,9 @@ public final class TraceReplayRun
             record.extra().put("request_id", TextNode.valueOf(ids.current));
             replayed.add(record);
         });
-        final EngineConfig config = new EngineConfig()
-            .maxNumSeqs(settings.maxNumSeqs())
-            .maxNumBatchedTokens(settings.maxNumBatchedTokens())
-            .blockSize(settings.blockSize())
-            .enablePrefixCaching(settings.enablePrefixCaching())
-            .maxModelLen(Math.max(maxModelLen, settings.blockSize()))
-            .maxWaitingQueueLength(Math.max(source.size(), EngineConfig.DEFAULT_MAX_WAITING_QUEUE_LENGTH))
-            .latencyModel(settings.latencyModel())
-            .speculativeDecoding(settings.speculativeDecoding())
-            .stepReplay(settings.stepReplay())
-            .seed(settings.seed())
+        final EngineConfig config = engine.copy()
+            .maxModelLen(Math.max(engine.maxModelLen(), Math.max(maxModelLen, engine.blockSize())))
+            .maxWaitingQueueLength(Math.max(source.size(), engine.maxWaitingQueueLength()))
             .tokenSpace(STOP_TOKEN, STOP_TOKEN_ID)
             .requestObserver(ids)
             .conclude();

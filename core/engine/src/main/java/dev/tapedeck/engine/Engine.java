@@ -7,7 +7,6 @@ import org.agrona.DeadlineTimerWheel;
 import org.agrona.collections.Long2ObjectHashMap;
 
 import dev.tapedeck.kv.BlockPool;
-import dev.tapedeck.latency.DecodePacing;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.metrics.EngineMetrics;
@@ -59,8 +58,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     private boolean stepDue;
     private int releasedCount;
     private long lastStepEndNs;
-    /** When the last request with a big uncached prompt was admitted (a trace model's churn regime), or MIN_VALUE. */
-    private long lastBigChunkAdmissionNs = Long.MIN_VALUE;
+    private final ChurnRegime churnRegime = new ChurnRegime();
     private long stepSequence;
     private long arrivalSequence;
     private boolean shuttingDown;
@@ -175,7 +173,9 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         tokens.plan(request);
         kv.prepare(request);
         request.arrivalSequence = arrivalSequence++;
-        request.queuedNs = nowNs + frontendDelayNs(request);
+        final Request first = request.firstSibling();
+        request.queuedNs = null != first && Request.State.NEW != first.state ? Math.max(nowNs, first.queuedNs) :
+            nowNs + frontendDelayNs(request);
         if (request.queuedNs > nowNs)
         {
             clock.schedule(request.queuedNs, nowNs); // wakes the driver when the request reaches the queue
@@ -192,7 +192,8 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
 
     /**
      * The request's frontend delay: constant, or log-normal around the mean with its normal draw taken from a stream
-     * of its own (seed and arrival number), so the request's token and length draws do not depend on it.
+     * of its own (seed and arrival number), so the request's token and length draws do not depend on it. Drawn once
+     * per client request: its other children ({@link Request#firstSibling}) reach the queue with the first.
      */
     private long frontendDelayNs(final Request request)
     {
@@ -496,14 +497,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
             request.promptLength(), request.numCachedTokens, runningCount, request.random);
         request.firstTokenOverheadNs = latencyModel.firstTokenOverheadNs(
             request.promptLength(), request.numCachedTokens, runningCount, request.random);
+        final boolean churn = churnRegime.admit(request.scheduledNs, request.promptLength() - request.numCachedTokens);
         if (null != request.pacing)
         {
-            request.pacing.regime(Long.MIN_VALUE != lastBigChunkAdmissionNs &&
-                request.scheduledNs - lastBigChunkAdmissionNs <= DecodePacing.CHURN_WINDOW_NS);
-        }
-        if (request.promptLength() - request.numCachedTokens > DecodePacing.BIG_CHUNK_TOKENS)
-        {
-            lastBigChunkAdmissionNs = request.scheduledNs;
+            request.pacing.regime(churn);
         }
     }
 

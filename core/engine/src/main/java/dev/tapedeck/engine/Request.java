@@ -39,6 +39,7 @@ public final class Request implements EngineMetrics.RequestTiming
     private Object attachment;
     private Object observation;
     private int parallelN = 1;
+    private Request firstSibling;
     private String cacheSalt;
     private LoraAdapter lora;
     private KvTransferParams kvTransferParams;
@@ -487,6 +488,29 @@ public final class Request implements EngineMetrics.RequestTiming
     public int parallelN()
     {
         return parallelN;
+    }
+
+    /**
+     * Make this request a sibling of another child of the same client request (OpenAI {@code n > 1}). vLLM's
+     * frontend (API server, templating, tokenizing) works once per parent request and fans the children out after
+     * it, so a sibling reaches the engine's queue when the first child does: it takes the first child's frontend
+     * delay instead of drawing its own. Submit the first child first.
+     *
+     * @param value the first child of the same client request, or null for a request of its own (the default).
+     * @return this.
+     */
+    public Request firstSibling(final Request value)
+    {
+        firstSibling = value;
+        return this;
+    }
+
+    /**
+     * @return the first child of the same client request whose frontend delay this one shares, or null.
+     */
+    public Request firstSibling()
+    {
+        return firstSibling;
     }
 
     @Override

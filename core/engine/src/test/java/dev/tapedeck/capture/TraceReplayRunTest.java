@@ -9,6 +9,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.latency.StepCoefficients;
 import dev.tapedeck.latency.StepLatencyModel;
 import dev.tapedeck.trace.TraceReader;
@@ -18,6 +19,7 @@ import dev.tapedeck.trace.tools.DemoTraceGenerator;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -86,6 +88,18 @@ class TraceReplayRunTest
             r.extra().get("request_id").asText())).findFirst().orElseThrow();
         assertTrue(first.ttftMs() > 1.5 * result.source().get(0).ttftMs(), "a 32B model is slower: " +
             first.ttftMs());
+
+        final EngineConfig delayed = settings(StepCoefficients.DENSE_8B_RTXPRO6000).frontendDelayNs(5_000_000L);
+        final TraceReplayRun.Result behindAFrontend = TraceReplayRun.replay(records, delayed);
+        assertEquals(replayed.get("replay-0").ttftMs() + 5, byId(behindAFrontend, "replay-0").ttftMs(), 1e-6,
+            "the settings' frontend delay is in the replay's TTFT");
+        assertNull(delayed.requestObserver(), "the replay runs a copy of the settings");
+    }
+
+    private static TraceRecord byId(final TraceReplayRun.Result result, final String id)
+    {
+        return result.replayed().stream().filter(r -> id.equals(r.extra().get("request_id").asText())).findFirst()
+            .orElseThrow();
     }
 
     @Test
@@ -96,9 +110,10 @@ class TraceReplayRunTest
             settings(StepCoefficients.DENSE_8B_RTXPRO6000)));
     }
 
-    private static TraceReplayRun.Settings settings(final StepCoefficients coefficients)
+    private static EngineConfig settings(final StepCoefficients coefficients)
     {
-        return new TraceReplayRun.Settings(DemoTraceGenerator.MAX_NUM_SEQS, DemoTraceGenerator.MAX_NUM_BATCHED_TOKENS,
-            DemoTraceGenerator.BLOCK_SIZE, true, 0, new StepLatencyModel(coefficients));
+        return new EngineConfig().maxNumSeqs(DemoTraceGenerator.MAX_NUM_SEQS)
+            .maxNumBatchedTokens(DemoTraceGenerator.MAX_NUM_BATCHED_TOKENS).blockSize(DemoTraceGenerator.BLOCK_SIZE)
+            .latencyModel(new StepLatencyModel(coefficients));
     }
 }

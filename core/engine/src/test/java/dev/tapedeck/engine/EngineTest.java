@@ -274,6 +274,47 @@ class EngineTest
     }
 
     @Test
+    void theChildrenOfOneRequestWithNShareOneJitteredFrontendDelay()
+    {
+        final EngineConfig config = EngineHarness.config(new FixedStepModel(EngineHarness.STEP_NS))
+            .frontendDelayNs(10 * MS).frontendDelayJitter(0.8);
+        final EngineHarness h = new EngineHarness(config);
+        final EngineHarness again = new EngineHarness(config.copy());
+        final List<Request> children = submitChildrenOfN(h, "parent", 3);
+        final Request alone = h.submit("alone", 20, 4);
+        final List<Request> repeated = submitChildrenOfN(again, "parent", 3);
+        final long queuedNs = children.get(0).queuedNs();
+        assertTrue(queuedNs > h.nowNs, "the first child draws the delay");
+        assertNotEquals(queuedNs - h.nowNs, alone.queuedNs() - h.nowNs, "another request draws a delay of its own");
+        for (int i = 0; i < 3; i++)
+        {
+            assertEquals(queuedNs, children.get(i).queuedNs(), "child " + i + " reaches the queue with the first");
+            assertEquals(queuedNs, repeated.get(i).queuedNs(), "the same seed, the same delay");
+        }
+        h.runUntilIdle();
+        for (final Request child : children)
+        {
+            assertEquals(children.get(0).scheduledNs, child.scheduledNs, "the children share their first step");
+            assertEquals(children.get(0).firstTokenNs(), child.firstTokenNs());
+        }
+    }
+
+    /** Submit the n children of one client request as serve does: the first reports n, the others follow it. */
+    private static List<Request> submitChildrenOfN(final EngineHarness h, final String id, final int n)
+    {
+        final List<Request> children = new ArrayList<>();
+        final int[] prompt = EngineHarness.prompt(id, 20);
+        for (int i = 0; i < n; i++)
+        {
+            final Request child = new Request(id + "-" + i, prompt).maxTokens(4).arrivalNs(h.nowNs)
+                .parallelN(0 == i ? n : 0).firstSibling(0 == i ? null : children.get(0));
+            assertEquals(SubmitResult.ACCEPTED, h.engine.submit(child, h.nowNs));
+            children.add(child);
+        }
+        return children;
+    }
+
+    @Test
     void anUrgentRequestStillInItsFrontendDelayHoldsBackNoQueuedRequest()
     {
         final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(EngineHarness.STEP_NS))

@@ -93,6 +93,7 @@ final class CompletionAdmission
                     .lora(lora)
                     .echoTokenIds(null == echo ? null : echo.length > 0 ? echo : ids)
                     .parallelN(0 == i ? request.n : 0)
+                    .firstSibling(0 == i ? null : choices[p * request.n].request)
                     .kvTransferParams(request.kvTransferParams)
                     .arrivalNs(arrivalNs);
                 if (request.seeded)

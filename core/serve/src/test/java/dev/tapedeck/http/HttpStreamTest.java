@@ -208,6 +208,24 @@ class HttpStreamTest
     }
 
     @Test
+    void shouldQueueTheChoicesOfNTogetherAfterOneJitteredFrontendDelay()
+    {
+        try (EmbeddedServe serve = new EmbeddedServe(EmbeddedServe.options(ServeOptions.Mode.ECHO),
+            EmbeddedServe.engine().frontendDelayNs(20 * EmbeddedServe.STEP_NS).frontendDelayJitter(0.8),
+            new ByteTokenizer()))
+        {
+            final EmbeddedChannel client = serve.connect();
+            EmbeddedServe.send(client, completions("xy", ",\"stream\":true,\"n\":3"));
+            EmbeddedServe.writes(client);
+            final List<List<String>> steps = eventsPerStep(serve, client);
+            assertEquals(2, steps.size(), "the frontend works once for the request: its 3 children reach the " +
+                "queue together and share each step");
+            assertEquals(3, steps.get(0).size());
+            assertEquals(4, steps.get(1).size(), "3 choices and one [DONE]");
+        }
+    }
+
+    @Test
     void shouldServeTheNextRequestOnAKeptAliveConnection()
     {
         try (EmbeddedServe serve = EmbeddedServe.echo())

@@ -15,14 +15,14 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine;
 
 import dev.tapedeck.capture.TraceReplayRun;
-import dev.tapedeck.cli.LatencyOptions;
+import dev.tapedeck.cli.EngineOptions;
 import dev.tapedeck.cli.VersionProvider;
 import dev.tapedeck.engine.EngineConfig;
-import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.load.Calibration;
 import dev.tapedeck.load.CalibrationHtml;
 import dev.tapedeck.load.KnobFitCheck;
 import dev.tapedeck.load.LatencySide;
+import dev.tapedeck.serve.ServeContext;
 import dev.tapedeck.trace.TraceReader;
 
 /**
@@ -41,8 +41,10 @@ import dev.tapedeck.trace.TraceReader;
             "tapedeck load JSON report (its first point): TTFT, ITL, E2E (and TPOT, queue time when both sides " +
             "have them) p50/p90/p99 relative error against a tolerance, KS distance, per-request APE.",
         "With one TRACE: replay its workload (arrivals, prompt and output lengths, prefixes) through tapedeck's " +
-            "engine in virtual time with the latency-model flags below and compare (--against replay), or compare " +
-            "it with the knob model fitted to its TTFT and ITL mean and spread (--against knob-fit).",
+            "engine in virtual time with the engine and latency-model flags below, chosen and applied as simulate " +
+            "does (step model, KV cache, frontend delay; --max-num-seqs and --block-size default to the trace's), " +
+            "and compare (--against replay), or compare it with the knob model fitted to its TTFT and ITL mean and " +
+            "spread (--against knob-fit, which takes --seed).",
         "Exit code 0 when every gate passes, 1 when one fails, 2 for bad input.",
         "Example: tapedeck inspect calibrate sim.jsonl real.jsonl --json cal.json --html cal.html"})
 public final class CalibrateCommand implements Callable<Integer>
@@ -76,24 +78,14 @@ public final class CalibrateCommand implements Callable<Integer>
         description = "One TRACE: what predicts it (default ${DEFAULT-VALUE}).")
     String against;
 
-    @CommandLine.Option(names = "--seed", paramLabel = "N", defaultValue = "0",
-        description = "One TRACE: seed of the engine or of the knob model's draws (default ${DEFAULT-VALUE}).")
-    long seed;
-
-    @CommandLine.Option(names = "--max-num-seqs", paramLabel = "N",
-        description = "One TRACE, replay: running-set cap (default: the trace's max_num_seqs, else 256).")
-    Integer maxNumSeqs;
-
-    @CommandLine.Option(names = "--max-num-batched-tokens", paramLabel = "N", defaultValue = "8192",
-        description = "One TRACE, replay: token budget per step (default ${DEFAULT-VALUE}).")
-    int maxNumBatchedTokens;
-
-    @CommandLine.Option(names = "--no-enable-prefix-caching", negatable = false,
-        description = "One TRACE, replay: no prefix cache (default: on, prefixes from the trace's block_hashes).")
-    boolean noPrefixCaching;
+    @CommandLine.Option(names = "--model", paramLabel = "NAME",
+        description = "One TRACE, replay: the model whose measured profile, physics prediction (--gpu, " +
+            "--tensor-parallel-size) and KV geometry the replay uses, as serve's --model (default: the trace's " +
+            "meta model, else " + ServeContext.DEFAULT_MODEL + ").")
+    String model;
 
     @CommandLine.Mixin
-    LatencyOptions latency = new LatencyOptions();
+    EngineOptions engine = new EngineOptions();
 
     @CommandLine.Option(names = "--repeat", paramLabel = "N", defaultValue = "" + KnobFitCheck.DEFAULT_REPEAT,
         description = "One TRACE, knob-fit: draws per record (default ${DEFAULT-VALUE}).")
@@ -146,16 +138,14 @@ public final class CalibrateCommand implements Callable<Integer>
     {
         requireTrace(file);
         final TraceReader.Trace trace = TraceReader.readAll(file);
-        final int seqs = null != maxNumSeqs ? maxNumSeqs : null != trace.meta().maxNumSeqs() ?
-            (int)Math.min(Integer.MAX_VALUE, trace.meta().maxNumSeqs()) : EngineConfig.DEFAULT_MAX_NUM_SEQS;
-        final int blockSize = null != trace.meta().blockSize() ? (int)(long)trace.meta().blockSize() :
-            EngineConfig.DEFAULT_BLOCK_SIZE;
-        final LatencyModel model = latency.build(seqs, maxNumBatchedTokens, null);
+        final String modelName = null != model ? model : null != trace.meta().model() ? trace.meta().model() :
+            ServeContext.DEFAULT_MODEL;
+        final EngineConfig config = engine.capacityModel(modelName).replayTemplate(
+            spec.commandLine().getParseResult(), trace.meta().maxNumSeqs(), trace.meta().blockSize());
         final TraceReplayRun.Result run;
         try
         {
-            run = TraceReplayRun.replay(trace.records(), new TraceReplayRun.Settings(seqs, maxNumBatchedTokens,
-                blockSize, !noPrefixCaching, seed, model, latency.speculativeDecoding(), latency.stepReplay()));
+            run = TraceReplayRun.replay(trace.records(), config);
         }
         catch (final IllegalArgumentException ex)
         {
@@ -172,9 +162,11 @@ public final class CalibrateCommand implements Callable<Integer>
             notes.add("the engine refused " + run.refused() + " requests (longer than the context, or a full queue)");
         }
         final LatencySide replayed = LatencySide.ofTrace(String.format(Locale.ROOT, "replay of %s through %s " +
-            "(max-num-seqs %d, max-num-batched-tokens %d, block size %d, prefix caching %s, seed %d)", file,
-            model.describe(), seqs, maxNumBatchedTokens, blockSize, noPrefixCaching ? "off" : "on", seed),
-            run.replayed());
+            "(max-num-seqs %d, max-num-batched-tokens %d, block size %d, prefix caching %s, KV cache %d blocks, " +
+            "frontend delay %.1f ms, spread %.2f, seed %d)", file, config.latencyModel().describe(),
+            config.maxNumSeqs(), config.maxNumBatchedTokens(), config.blockSize(),
+            config.enablePrefixCaching() ? "on" : "off", config.kvCacheBlocks(), config.frontendDelayNs() / 1e6,
+            config.frontendDelayJitter(), config.seed()), run.replayed());
         final LatencySide source = LatencySide.ofTrace(file.toString(), run.source());
         notes.addAll(source.notes());
         return Calibration.compare("replay", new LatencySide(replayed.name(), "replay", replayed.metrics(),
@@ -202,7 +194,7 @@ public final class CalibrateCommand implements Callable<Integer>
             throw new IllegalArgumentException(file + ": no record has token gaps (itl_ms or itl_summary); the knob " +
                 "model needs ITL samples");
         }
-        return KnobFitCheck.check(trace, TraceReader.readAll(file).records(), repeat, seed,
+        return KnobFitCheck.check(trace, TraceReader.readAll(file).records(), repeat, engine.seed(),
             null == tolerance ? Calibration.MODEL_LEVEL_TOLERANCE : tolerance, perMetric);
     }
 }

@@ -10,6 +10,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.tapedeck.kv.KvCapacity;
+import dev.tapedeck.latency.RooflineProfile;
 import dev.tapedeck.load.LoadReport;
 import dev.tapedeck.load.LoadReportSamples;
 import dev.tapedeck.testing.CliRun;
@@ -148,6 +150,57 @@ class CalibrateCommandTest
         assertEquals(2, none.exitCode());
         assertEquals("tapedeck calibrate: error: " + noArrivals + ": no record has arrival_ms: a replay needs " +
             "arrival times", none.err().strip());
+    }
+
+    @Test
+    void oneTraceIsReplayedOnTheDeploymentSimulateWouldChooseWithItsKvCacheAndFrontend() throws Exception
+    {
+        final Path demo = dir.resolve("demo.jsonl");
+        assertEquals(0, run("inspect", "gen-demo", "-o", demo.toString(), "--records", "60", "--fast", "--seed", "5")
+            .exitCode());
+        final Path ttftJson = dir.resolve("physics.json");
+        final CliRun physics = run("inspect", "calibrate", demo.toString(), "--gpu", "H100", "--model",
+            "meta-llama/Llama-2-7b-hf", "--json", ttftJson.toString());
+        assertEquals(1, physics.exitCode(), "an RTX PRO 6000 8B trace is no H100 Llama-2-7B: " + physics.out() +
+            physics.err());
+        final RooflineProfile profile = RooflineProfile.named("llama-2-7b-tp1-h100");
+        final String line = physics.out().lines().findFirst().orElseThrow();
+        assertTrue(line.startsWith("PRED: replay of " + demo + " through roofline step model: " +
+            "meta-llama/Llama-2-7b-hf on 1x H100, llama-2-7b-tp1-h100: "), line);
+        assertTrue(line.contains(String.format(Locale.ROOT, "KV cache %d blocks, frontend delay %.1f ms, " +
+            "spread %.2f, seed 0)", KvCapacity.blocks(profile.model(), profile.gpu(), 1, 0.9, 16),
+            profile.frontendDelayNs() / 1e6, profile.frontendDelayJitter())), "the profile's KV cache (7,461 " +
+            "blocks, not the default 33,600) and frontend: " + line);
+
+        final CliRun named = run("inspect", "calibrate", demo.toString(), "--step-profile", "llama-2-7b-tp1-h100");
+        assertEquals(line, named.out().lines().findFirst().orElseThrow(), "naming the profile is the same");
+        final Path llama = dir.resolve("llama.jsonl");
+        Files.writeString(llama, Files.readString(demo).replace("synthetic/dense-8b", "meta-llama/Llama-2-7b-hf"));
+        assertEquals(line.replace(demo.toString(), llama.toString()), run("inspect", "calibrate", llama.toString())
+            .out().lines().findFirst().orElseThrow(), "the trace's model is the default --model: its measured profile");
+        assertTrue(run("inspect", "calibrate", demo.toString(), "--max-num-seqs", "64").out()
+            .contains("(max-num-seqs 64, "), "a flag wins over the trace's max_num_seqs");
+
+        // a constant delay moves every request by the same time: the replay's TTFT is the profile's delay longer
+        final Path constant = dir.resolve("constant.json");
+        final Path none = dir.resolve("none.json");
+        run("inspect", "calibrate", demo.toString(), "--step-profile", "llama-2-7b-tp1-h100",
+            "--frontend-delay-jitter", "0", "--json", constant.toString());
+        run("inspect", "calibrate", demo.toString(), "--step-profile", "llama-2-7b-tp1-h100",
+            "--frontend-delay", "0", "--json", none.toString());
+        assertEquals(profile.frontendDelayNs() / 1e6, predMeanTtftMs(constant) - predMeanTtftMs(none), 0.01);
+    }
+
+    private static double predMeanTtftMs(final Path json) throws Exception
+    {
+        for (final JsonNode metric : new ObjectMapper().readTree(json.toFile()).path("metrics"))
+        {
+            if ("ttft".equalsIgnoreCase(metric.path("metric").asText()))
+            {
+                return metric.path("pred").path("mean").asDouble();
+            }
+        }
+        throw new AssertionError("no TTFT in " + json);
     }
 
     @Test
