@@ -11,6 +11,7 @@ import picocli.CommandLine;
 import dev.tapedeck.build.TapedeckVersion;
 import dev.tapedeck.capture.TraceRecorder;
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.http.ConnectionLimits;
 import dev.tapedeck.http.ServeOptions;
 import dev.tapedeck.kvevents.KvEventPublisher;
 import dev.tapedeck.latency.Durations;
@@ -95,6 +96,23 @@ public final class ServeCommand implements Callable<Integer>
             "(default: ${DEFAULT-VALUE}).")
     long shutdownTimeoutNs;
 
+    @CommandLine.Option(names = "--http-keep-alive-timeout", defaultValue = "5s", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "Close a connection idle this long (no request being read or answered), as vLLM's server " +
+            "does; 0 = never (default: ${DEFAULT-VALUE}).")
+    long keepAliveTimeoutNs;
+
+    @CommandLine.Option(names = "--http-read-timeout", defaultValue = "30s", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "A request's head and body must arrive within this from its first byte, else 408 and the " +
+            "connection is closed; 0 = never (default: ${DEFAULT-VALUE}).")
+    long readTimeoutNs;
+
+    @CommandLine.Option(names = "--max-connections", paramLabel = "N",
+        description = "Open HTTP connections (all instances) beyond which a new one gets 503 and is closed; 0 = no " +
+            "cap (default: the process's open-file limit less 256).")
+    Integer maxConnections;
+
     @CommandLine.Option(names = "--enable-prompt-tokens-details",
         description = "Report usage.prompt_tokens_details.cached_tokens (as vLLM's flag).")
     boolean enablePromptTokensDetails;
@@ -171,6 +189,8 @@ public final class ServeCommand implements Callable<Integer>
             .chatTemplate(ChatTemplate.of(chatTemplate))
             .maxRequestBodyBytes(maxRequestBodyBytes)
             .shutdownTimeoutNs(shutdownTimeoutNs)
+            .connectionLimits(new ConnectionLimits(keepAliveTimeoutNs, readTimeoutNs,
+                null == maxConnections ? ConnectionLimits.defaultMaxConnections() : maxConnections))
             .enablePromptTokensDetails(enablePromptTokensDetails)
             .vllmVersion(vllmVersion)
             .apiKey(apiKey)

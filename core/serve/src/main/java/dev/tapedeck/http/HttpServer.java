@@ -43,6 +43,7 @@ public final class HttpServer implements AutoCloseable
     private final MultiThreadIoEventLoopGroup group;
     private final List<Instance> instances;
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final ConnectionGuard.Census census = new ConnectionGuard.Census();
     private final ServeOptions options;
     private volatile boolean stopped;
 
@@ -99,6 +100,8 @@ public final class HttpServer implements AutoCloseable
                     bootstrap.childOption(ChannelOption.SO_SNDBUF, options.socketSendBufferBytes());
                 }
                 final Channel channel = bootstrap.bind(options.host(), port).sync().channel();
+                // after Netty's acceptor (added when the channel registered), which passes accept failures on
+                channel.pipeline().addLast("accept-errors", server.census.acceptErrors());
                 instance.serverChannel(channel);
             }
         }
@@ -125,7 +128,7 @@ public final class HttpServer implements AutoCloseable
             protected void initChannel(final SocketChannel channel)
             {
                 channels.add(channel);
-                addHandlers(channel.pipeline(), decoderConfig, instance, admission);
+                addHandlers(channel.pipeline(), decoderConfig, instance, admission, census);
             }
         };
     }
@@ -142,19 +145,31 @@ public final class HttpServer implements AutoCloseable
     }
 
     /**
-     * Install the handlers of one HTTP connection of an instance: the codec, the body-size limit and the OpenAI
-     * handler. Package-private so that unit tests build the same pipeline on an {@code EmbeddedChannel}.
+     * Install the handlers of one HTTP connection of an instance: its limits ({@link ConnectionGuard}, unless
+     * {@link ConnectionLimits#NONE}), the codec, the body-size limit and the OpenAI handler. Package-private so that
+     * unit tests build the same pipeline on an {@code EmbeddedChannel}.
      *
      * @param pipeline the connection's pipeline.
      * @param decoderConfig the decoder limits, from {@link #decoderConfig()}.
      * @param instance the instance the connection belongs to.
      * @param admission the instance's request admission.
+     * @param census the server's open connections (for {@code --max-connections}).
      */
     static void addHandlers(final ChannelPipeline pipeline, final HttpDecoderConfig decoderConfig,
-        final Instance instance, final CompletionAdmission admission)
+        final Instance instance, final CompletionAdmission admission, final ConnectionGuard.Census census)
     {
+        final ConnectionLimits limits = instance.options().connectionLimits();
+        final ConnectionGuard guard = ConnectionLimits.NONE.equals(limits) ? null : new ConnectionGuard(limits, census);
+        if (null != guard)
+        {
+            pipeline.addLast("guard", guard.bytes());
+        }
+        pipeline.addLast(CODEC, new HttpServerCodec(decoderConfig));
+        if (null != guard)
+        {
+            pipeline.addLast("exchanges", guard.exchanges());
+        }
         pipeline
-            .addLast(CODEC, new HttpServerCodec(decoderConfig))
             .addLast("aggregator", new BodyLimitAggregator(instance.options().maxRequestBodyBytes()))
             .addLast("openai", new OpenAiHandler(instance, admission));
     }

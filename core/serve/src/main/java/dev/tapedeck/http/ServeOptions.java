@@ -33,6 +33,7 @@ import dev.tapedeck.tokens.ChatTemplate;
  *     schedule the steps, so it must advance as they do ({@link System#nanoTime()} on a real loop, the loop's
  *     {@code MockTicker} on an {@code EmbeddedChannel}).
  * @param epochClock the wall clock of {@code created} fields and {@code process_start_time_seconds}.
+ * @param connectionLimits timeouts of idle and slow connections, and the connection cap.
  */
 public record ServeOptions(
     String host,
@@ -51,7 +52,8 @@ public record ServeOptions(
     Transport transport,
     LoraSettings lora,
     NanoClock nanoClock,
-    EpochNanoClock epochClock)
+    EpochNanoClock epochClock,
+    ConnectionLimits connectionLimits)
 {
     /** Where output tokens come from. */
     public enum Mode
@@ -70,6 +72,7 @@ public record ServeOptions(
         lora = null == lora ? LoraSettings.DISABLED : lora;
         nanoClock = null == nanoClock ? SystemNanoClock.INSTANCE : nanoClock;
         epochClock = null == epochClock ? SystemEpochNanoClock.INSTANCE : epochClock;
+        connectionLimits = null == connectionLimits ? ConnectionLimits.NONE : connectionLimits;
         servedModelNames = List.copyOf(servedModelNames);
         if (servedModelNames.isEmpty())
         {

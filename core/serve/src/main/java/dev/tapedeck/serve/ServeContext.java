@@ -56,6 +56,7 @@ public final class ServeContext
     private int socketSendBufferBytes;
     private Transport transport;
     private LoraSettings lora = LoraSettings.DISABLED;
+    private dev.tapedeck.http.ConnectionLimits connectionLimits = dev.tapedeck.http.ConnectionLimits.defaults();
     private EngineConfig engine = new EngineConfig();
     private Tokenizer tokenizer;
     private Path tokenizerFile;
@@ -112,7 +113,7 @@ public final class ServeContext
             servedModelNames;
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
-            null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock);
+            null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -400,6 +401,26 @@ public final class ServeContext
     public Transport transport()
     {
         return transport;
+    }
+
+    /**
+     * @param value idle and read timeouts of HTTP connections and the connection cap (default
+     *     {@link dev.tapedeck.http.ConnectionLimits#defaults()}: vLLM's 5 s keep-alive, 30 s to read a request, a cap
+     *     below the process's file-descriptor limit; {@link dev.tapedeck.http.ConnectionLimits#NONE} for none).
+     * @return this.
+     */
+    public ServeContext connectionLimits(final dev.tapedeck.http.ConnectionLimits value)
+    {
+        connectionLimits = java.util.Objects.requireNonNull(value, "connectionLimits");
+        return this;
+    }
+
+    /**
+     * @return the connection limits.
+     */
+    public dev.tapedeck.http.ConnectionLimits connectionLimits()
+    {
+        return connectionLimits;
     }
 
     /**

@@ -45,6 +45,7 @@ final class EmbeddedServe implements AutoCloseable
     private final EmbeddedChannel loopChannel;
     private final CompletionAdmission admission;
     private final List<EmbeddedChannel> connections = new ArrayList<>();
+    private final ConnectionGuard.Census census = new ConnectionGuard.Census();
 
     /**
      * @param options face settings, usually {@link #options(ServeOptions.Mode)} or {@link #options(String)}; its clock
@@ -80,7 +81,7 @@ final class EmbeddedServe implements AutoCloseable
     {
         return new ServeContext().model(MODEL).servedModelNames(List.of(MODEL, "alias")).mode(mode)
             .chatTemplate(ChatTemplate.PLAIN).maxRequestBodyBytes(MAX_BODY_BYTES).shutdownTimeoutNs(0)
-            .vllmVersion("0.0.0-test").transport(Transport.NIO);
+            .vllmVersion("0.0.0-test").transport(Transport.NIO).connectionLimits(ConnectionLimits.NONE);
     }
 
     /**
@@ -106,7 +107,7 @@ final class EmbeddedServe implements AutoCloseable
     EmbeddedChannel connect()
     {
         final EmbeddedChannel channel = EmbeddedChannel.builder().ticker(ticker).build();
-        HttpServer.addHandlers(channel.pipeline(), HttpServer.decoderConfig(), instance, admission);
+        HttpServer.addHandlers(channel.pipeline(), HttpServer.decoderConfig(), instance, admission, census);
         connections.add(channel);
         return channel;
     }

@@ -1,0 +1,293 @@
+package dev.tapedeck.http;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http.LastHttpContent;
+
+/**
+ * One HTTP connection's limits ({@link ConnectionLimits}): the server's connection cap, the read timeout of a request
+ * and the keep-alive timeout of an idle connection. Two handlers share its state: {@link #bytes()} before the HTTP
+ * codec sees raw bytes arrive (a request has begun, even one whose head never completes) and {@link #exchanges()}
+ * after it sees requests end (inbound {@link LastHttpContent}) and responses end (outbound). While a request is being
+ * answered (a stream may run for minutes) no timeout applies. A connection over the cap gets {@code 503} and is closed;
+ * a request not read in time gets {@code 408} and the connection is closed; an idle connection is closed.
+ * <p>
+ * One instance per connection; every method runs on the connection's event loop. The count of open connections is
+ * shared by the server's connections ({@link Census}).
+ */
+final class ConnectionGuard
+{
+    private static final System.Logger LOG = System.getLogger(ConnectionGuard.class.getName());
+
+    private final ConnectionLimits limits;
+    private final Census census;
+    private final ChannelInboundHandlerAdapter bytes = new Bytes();
+    private final ChannelDuplexHandler exchanges = new Exchanges();
+    private ChannelHandlerContext headCtx;
+    private ScheduledFuture<?> tick;
+    private boolean counted;
+    private boolean reading;
+    private long readStartNs;
+    private long idleSinceNs;
+    private long requestsRead;
+    private long responsesDone;
+
+    ConnectionGuard(final ConnectionLimits limits, final Census census)
+    {
+        this.limits = limits;
+        this.census = census;
+    }
+
+    /**
+     * @return the handler to install before the HTTP codec.
+     */
+    ChannelInboundHandlerAdapter bytes()
+    {
+        return bytes;
+    }
+
+    /**
+     * @return the handler to install right after the HTTP codec.
+     */
+    ChannelDuplexHandler exchanges()
+    {
+        return exchanges;
+    }
+
+    private boolean busy()
+    {
+        return responsesDone < requestsRead;
+    }
+
+    private long nowNs()
+    {
+        return headCtx.executor().ticker().nanoTime();
+    }
+
+    private void opened(final ChannelHandlerContext ctx)
+    {
+        if (null != headCtx)
+        {
+            return;
+        }
+        headCtx = ctx;
+        if (!census.admit(limits.maxConnections()))
+        {
+            refuse(ctx, "503 Service Unavailable", 503, "ServiceUnavailableError", "too many open connections " +
+                "(--max-connections " + limits.maxConnections() + "); retry later");
+            census.refused();
+            return;
+        }
+        counted = true;
+        idleSinceNs = nowNs();
+        final long timeoutNs = Math.min(positiveOrMax(limits.keepAliveTimeoutNs()),
+            positiveOrMax(limits.readTimeoutNs()));
+        if (timeoutNs != Long.MAX_VALUE)
+        {
+            final long periodNs = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(timeoutNs / 4,
+                TimeUnit.SECONDS.toNanos(1)));
+            tick = ctx.executor().scheduleAtFixedRate(this::check, periodNs, periodNs, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private static long positiveOrMax(final long ns)
+    {
+        return ns > 0 ? ns : Long.MAX_VALUE;
+    }
+
+    private void closed()
+    {
+        if (null != tick)
+        {
+            tick.cancel(false);
+            tick = null;
+        }
+        if (counted)
+        {
+            counted = false;
+            census.leave();
+        }
+    }
+
+    private void check()
+    {
+        if (busy() || !headCtx.channel().isActive())
+        {
+            return;
+        }
+        final long nowNs = nowNs();
+        if (reading)
+        {
+            if (limits.readTimeoutNs() > 0 && nowNs - readStartNs >= limits.readTimeoutNs())
+            {
+                refuse(headCtx, "408 Request Timeout", 408, "RequestTimeoutError", "the request was not received " +
+                    "within " + TimeUnit.NANOSECONDS.toMillis(limits.readTimeoutNs()) + " ms (--http-read-timeout)");
+            }
+        }
+        else if (limits.keepAliveTimeoutNs() > 0 && nowNs - idleSinceNs >= limits.keepAliveTimeoutNs())
+        {
+            headCtx.close();
+        }
+    }
+
+    /** Answer with a complete response written below the codec, then close: nothing else is in flight. */
+    private static void refuse(final ChannelHandlerContext ctx, final String statusLine, final int code,
+        final String type, final String message)
+    {
+        final byte[] body = ("{\"error\":{\"message\":" + dev.tapedeck.net.JsonBytes.quote(message) + ",\"type\":\"" +
+            type + "\",\"param\":null,\"code\":" + code + "}}").getBytes(StandardCharsets.UTF_8);
+        final ByteBuf response = Unpooled.buffer(160 + body.length);
+        response.writeCharSequence("HTTP/1.1 " + statusLine + "\r\ncontent-type: application/json\r\n" +
+            "content-length: " + body.length + "\r\nconnection: close\r\n\r\n", StandardCharsets.US_ASCII);
+        response.writeBytes(body);
+        ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private final class Bytes extends ChannelInboundHandlerAdapter
+    {
+        @Override
+        public void handlerAdded(final ChannelHandlerContext ctx)
+        {
+            if (ctx.channel().isActive())
+            {
+                opened(ctx); // added to a connection already open (an embedded channel)
+            }
+        }
+
+        @Override
+        public void channelActive(final ChannelHandlerContext ctx)
+        {
+            opened(ctx);
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelRead(final ChannelHandlerContext ctx, final Object msg)
+        {
+            if (!reading && msg instanceof ByteBuf && ((ByteBuf)msg).isReadable())
+            {
+                reading = true;
+                readStartNs = nowNs();
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void channelInactive(final ChannelHandlerContext ctx)
+        {
+            closed();
+            ctx.fireChannelInactive();
+        }
+    }
+
+    private final class Exchanges extends ChannelDuplexHandler
+    {
+        @Override
+        public void channelRead(final ChannelHandlerContext ctx, final Object msg)
+        {
+            if (msg instanceof LastHttpContent)
+            {
+                reading = false;
+                requestsRead++;
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        @Override
+        public void write(final ChannelHandlerContext ctx, final Object msg, final ChannelPromise promise)
+        {
+            if (msg instanceof LastHttpContent)
+            {
+                responsesDone++; // may run ahead of requestsRead: a 413 is sent before its body is read
+                if (!busy())
+                {
+                    idleSinceNs = nowNs();
+                }
+            }
+            ctx.write(msg, promise);
+        }
+    }
+
+    /**
+     * The open connections of one server, and how many were refused (logged at most once per 10 s). Thread safe.
+     */
+    static final class Census
+    {
+        private static final long LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(10);
+
+        private final AtomicInteger open = new AtomicInteger();
+        private final AtomicLong refusedSinceLog = new AtomicLong();
+        private final AtomicLong lastLogNs = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NS);
+
+        boolean admit(final int max)
+        {
+            if (open.incrementAndGet() > max && max > 0)
+            {
+                open.decrementAndGet();
+                return false;
+            }
+            return true;
+        }
+
+        void leave()
+        {
+            open.decrementAndGet();
+        }
+
+        void refused()
+        {
+            refusedSinceLog.incrementAndGet();
+            final long nowNs = System.nanoTime();
+            final long last = lastLogNs.get();
+            if (nowNs - last >= LOG_INTERVAL_NS && lastLogNs.compareAndSet(last, nowNs))
+            {
+                LOG.log(System.Logger.Level.WARNING, "refused {0} connection(s) over --max-connections in the " +
+                    "last {1} s", refusedSinceLog.getAndSet(0), TimeUnit.NANOSECONDS.toSeconds(nowNs - last));
+            }
+        }
+
+        /**
+         * @return connections open now.
+         */
+        int open()
+        {
+            return open.get();
+        }
+
+        /**
+         * @return a handler for a server channel, after Netty's acceptor: a failed accept (out of file descriptors)
+         *     is logged in one line at most once per 10 s with a count, instead of a stack trace each time.
+         */
+        ChannelInboundHandlerAdapter acceptErrors()
+        {
+            final AtomicLong failures = new AtomicLong();
+            final AtomicLong lastNs = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NS);
+            return new ChannelInboundHandlerAdapter()
+            {
+                @Override
+                public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause)
+                {
+                    failures.incrementAndGet();
+                    final long nowNs = System.nanoTime();
+                    if (nowNs - lastNs.get() >= LOG_INTERVAL_NS)
+                    {
+                        lastNs.set(nowNs);
+                        LOG.log(System.Logger.Level.WARNING, "accepting connections on {0} failed {1} time(s) " +
+                            "in the last 10 s: {2}", ctx.channel().localAddress(), failures.getAndSet(0), cause);
+                    }
+                }
+            };
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package dev.tapedeck.http;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link ConnectionGuard} on embedded connections with a manual clock: an idle connection is closed after the
+ * keep-alive timeout, a request whose head or body does not arrive in time gets 408 and the connection is closed, a
+ * stream longer than both is never cut, and connections over the cap get 503.
+ */
+class ConnectionGuardTest
+{
+    private static final long KEEP_ALIVE_MS = 500;
+    private static final long READ_MS = 2_000;
+
+    private static EmbeddedServe serve(final int maxConnections)
+    {
+        return serve(maxConnections, ServeOptions.Mode.ECHO);
+    }
+
+    private static EmbeddedServe serve(final int maxConnections, final ServeOptions.Mode mode)
+    {
+        return new EmbeddedServe(EmbeddedServe.options(mode).connectionLimits(new ConnectionLimits(
+            TimeUnit.MILLISECONDS.toNanos(KEEP_ALIVE_MS), TimeUnit.MILLISECONDS.toNanos(READ_MS), maxConnections)),
+            EmbeddedServe.engine(), new ByteTokenizer());
+    }
+
+    private static void wait(final EmbeddedServe serve, final long ms)
+    {
+        for (long waited = 0; waited < ms; waited += 50)
+        {
+            serve.ticker.advance(50, TimeUnit.MILLISECONDS);
+            serve.runTasks();
+        }
+    }
+
+    @Test
+    void shouldCloseAnIdleConnectionAfterTheKeepAliveTimeoutAndOnlyThen()
+    {
+        try (EmbeddedServe serve = serve(0))
+        {
+            final EmbeddedChannel never = serve.connect();
+            wait(serve, KEEP_ALIVE_MS - 100);
+            assertTrue(never.isOpen(), "not yet");
+            wait(serve, 200);
+            assertFalse(never.isOpen(), "a connection that never sent a byte is closed");
+            assertEquals(List.of(), EmbeddedServe.writes(never), "closed without a word, as uvicorn does");
+
+            final EmbeddedChannel used = serve.connect();
+            EmbeddedServe.send(used, EmbeddedServe.post("/v1/completions", "{\"prompt\":[97],\"max_tokens\":1}"));
+            serve.runUntilIdle();
+            assertEquals(200, EmbeddedServe.responses(used).get(0).status());
+            wait(serve, KEEP_ALIVE_MS - 100);
+            EmbeddedServe.send(used, EmbeddedServe.post("/v1/completions", "{\"prompt\":[98],\"max_tokens\":1}"));
+            serve.runUntilIdle();
+            assertEquals(200, EmbeddedServe.responses(used).get(0).status(), "kept alive: it came back in time");
+            wait(serve, KEEP_ALIVE_MS + 100);
+            assertFalse(used.isOpen(), "idle again, and for too long");
+        }
+    }
+
+    @Test
+    void shouldAnswer408WhenARequestDoesNotArriveInTime()
+    {
+        try (EmbeddedServe serve = serve(0))
+        {
+            final EmbeddedChannel slowloris = serve.connect();
+            EmbeddedServe.send(slowloris, "POST /v1/completions HTTP/1.1\r\n");
+            for (int i = 0; i < 5; i++)
+            {
+                EmbeddedServe.send(slowloris, "x-slow-" + i + ": 1\r\n");
+                wait(serve, 300); // a header line every 300 ms: not idle, so no keep-alive timeout
+            }
+            assertTrue(slowloris.isOpen(), "1.5 s of trickling: the read timeout is 2 s from the first byte");
+            wait(serve, 600);
+            assertFalse(slowloris.isOpen());
+            final List<HttpWire.Response> responses = EmbeddedServe.responses(slowloris);
+            assertEquals(1, responses.size());
+            assertEquals(408, responses.get(0).status());
+            final JsonNode error = StreamWire.json(responses.get(0).text()).get("error");
+            assertEquals("RequestTimeoutError", error.get("type").asText());
+            assertTrue(error.get("message").asText().contains("--http-read-timeout"), error.toString());
+
+            final EmbeddedChannel unfinished = serve.connect();
+            EmbeddedServe.send(unfinished, "POST /v1/completions HTTP/1.1\r\ncontent-length: 100\r\n\r\n{\"pro");
+            wait(serve, READ_MS + 100);
+            assertEquals(408, EmbeddedServe.responses(unfinished).get(0).status(), "an unfinished body");
+            assertFalse(unfinished.isOpen());
+        }
+    }
+
+    @Test
+    void shouldNeverCutAStreamLongerThanTheTimeouts()
+    {
+        try (EmbeddedServe serve = serve(0, ServeOptions.Mode.RANDOM))
+        {
+            final EmbeddedChannel client = serve.connect();
+            EmbeddedServe.send(client, EmbeddedServe.post("/v1/completions",
+                "{\"prompt\":[97],\"max_tokens\":200,\"ignore_eos\":true,\"stream\":true}"));
+            final int steps = serve.runUntilIdle(); // 10 ms per step: 2 s of streaming
+            assertTrue(steps >= 200, "steps " + steps);
+            final List<HttpWire.Response> responses = EmbeddedServe.responses(client);
+            assertTrue(responses.get(0).complete(), "the stream ran to its end");
+            assertTrue(client.isOpen());
+        }
+    }
+
+    @Test
+    void shouldRefuseConnectionsOverTheCapWith503()
+    {
+        try (EmbeddedServe serve = serve(2))
+        {
+            final EmbeddedChannel first = serve.connect();
+            final EmbeddedChannel second = serve.connect();
+            final EmbeddedChannel third = serve.connect();
+            assertTrue(first.isOpen() && second.isOpen());
+            assertFalse(third.isOpen());
+            final HttpWire.Response refused = EmbeddedServe.responses(third).get(0);
+            assertEquals(503, refused.status());
+            assertTrue(refused.text().contains("--max-connections 2"), refused.text());
+            first.close();
+            final EmbeddedChannel fourth = serve.connect();
+            assertTrue(fourth.isOpen(), "a place was freed");
+            EmbeddedServe.send(fourth, EmbeddedServe.post("/v1/completions", "{\"prompt\":[97],\"max_tokens\":1}"));
+            serve.runUntilIdle();
+            assertEquals(200, EmbeddedServe.responses(fourth).get(0).status());
+        }
+    }
+}
