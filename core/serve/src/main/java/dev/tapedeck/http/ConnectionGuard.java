@@ -14,6 +14,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.LastHttpContent;
+import org.agrona.concurrent.NanoClock;
 
 /**
  * One HTTP connection's limits ({@link ConnectionLimits}): the server's connection cap, the read timeout of a request
@@ -226,9 +227,19 @@ final class ConnectionGuard
     {
         private static final long LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(10);
 
+        private final NanoClock clock;
         private final AtomicInteger open = new AtomicInteger();
         private final AtomicLong refusedSinceLog = new AtomicLong();
-        private final AtomicLong lastLogNs = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NS);
+        private final AtomicLong lastLogNs;
+
+        /**
+         * @param clock the serve context's clock (log intervals).
+         */
+        Census(final NanoClock clock)
+        {
+            this.clock = clock;
+            lastLogNs = new AtomicLong(clock.nanoTime() - LOG_INTERVAL_NS);
+        }
 
         boolean admit(final int max)
         {
@@ -248,7 +259,7 @@ final class ConnectionGuard
         void refused()
         {
             refusedSinceLog.incrementAndGet();
-            final long nowNs = System.nanoTime();
+            final long nowNs = clock.nanoTime();
             final long last = lastLogNs.get();
             if (nowNs - last >= LOG_INTERVAL_NS && lastLogNs.compareAndSet(last, nowNs))
             {
@@ -272,14 +283,14 @@ final class ConnectionGuard
         ChannelInboundHandlerAdapter acceptErrors()
         {
             final AtomicLong failures = new AtomicLong();
-            final AtomicLong lastNs = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NS);
+            final AtomicLong lastNs = new AtomicLong(clock.nanoTime() - LOG_INTERVAL_NS);
             return new ChannelInboundHandlerAdapter()
             {
                 @Override
                 public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause)
                 {
                     failures.incrementAndGet();
-                    final long nowNs = System.nanoTime();
+                    final long nowNs = clock.nanoTime();
                     if (nowNs - lastNs.get() >= LOG_INTERVAL_NS)
                     {
                         lastNs.set(nowNs);

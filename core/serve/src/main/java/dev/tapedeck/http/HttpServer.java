@@ -43,7 +43,7 @@ public final class HttpServer implements AutoCloseable
     private final MultiThreadIoEventLoopGroup group;
     private final List<Instance> instances;
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
-    private final ConnectionGuard.Census census = new ConnectionGuard.Census();
+    private final ConnectionGuard.Census census;
     private final ServeOptions options;
     private volatile boolean stopped;
 
@@ -53,6 +53,7 @@ public final class HttpServer implements AutoCloseable
         this.group = group;
         this.instances = instances;
         this.options = options;
+        census = new ConnectionGuard.Census(options.nanoClock());
     }
 
     /**

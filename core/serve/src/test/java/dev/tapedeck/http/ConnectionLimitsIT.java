@@ -51,9 +51,9 @@ class ConnectionLimitsIT
     {
         try (TestServer server = server(0); Socket idle = connect(server); Socket halfSent = connect(server))
         {
-            assertEquals("", readToEnd(idle), "an idle connection is closed without a word");
             halfSent.getOutputStream().write("POST /v1/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 50\r\n\r\n{"
                 .getBytes(StandardCharsets.US_ASCII));
+            assertEquals("", readToEnd(idle), "an idle connection is closed without a word");
             final String answer = readToEnd(halfSent);
             assertTrue(answer.startsWith("HTTP/1.1 408 Request Timeout\r\n"), answer);
             assertTrue(answer.contains("\"type\":\"RequestTimeoutError\""), answer);

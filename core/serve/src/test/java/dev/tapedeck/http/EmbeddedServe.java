@@ -45,7 +45,7 @@ final class EmbeddedServe implements AutoCloseable
     private final EmbeddedChannel loopChannel;
     private final CompletionAdmission admission;
     private final List<EmbeddedChannel> connections = new ArrayList<>();
-    private final ConnectionGuard.Census census = new ConnectionGuard.Census();
+    private final ConnectionGuard.Census census = new ConnectionGuard.Census(ticker::nanoTime);
 
     /**
      * @param options face settings, usually {@link #options(ServeOptions.Mode)} or {@link #options(String)}; its clock

@@ -78,7 +78,7 @@ class ErrorsIT
             "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":\"ten\"}"),
             400, "Bad Request", "body.max_tokens");
         assertError(server.post("/v1/chat/completions",
-            "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":\"yes\"}"),
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":\"maybe\"}"),
             400, "Bad Request", "body.stream");
         assertError(server.post("/v1/chat/completions", "{\"messages\":\"hello\"}"),
             400, "Bad Request", "body.messages");
