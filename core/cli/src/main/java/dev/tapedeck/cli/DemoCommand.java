@@ -101,7 +101,7 @@ public final class DemoCommand implements Callable<Integer>
             System.err.printf(Locale.ROOT, "tapedeck demo: replaying %s at time scale %s for up to %s s%n",
                 null != workload ? workload : "the Mooncake FAST'25 conversation trace (Apache-2.0)", timeScale,
                 maxSeconds);
-            return LoadCommand.run(loadContext(started, trace));
+            return LoadCommand.run(loadContext(started, trace), null);
         }
         finally
         {

@@ -189,6 +189,11 @@ public final class LoadCommand implements Callable<Integer>
         description = "Objectives for goodput; a request is good when it meets all that are given.")
     String slo;
 
+    @CommandLine.Option(names = "--max-failure-rate", paramLabel = "FRACTION",
+        description = "Exit 1 when more than this share of the requests failed (0 = any failure; default: only " +
+            "when none succeeded, or none was sent).")
+    Double maxFailureRate;
+
     @CommandLine.Option(names = "--seed", defaultValue = "0", paramLabel = "N",
         description = "Seed of prompts and generated plans (default: ${DEFAULT-VALUE}).")
     long seed;
@@ -216,6 +221,11 @@ public final class LoadCommand implements Callable<Integer>
         if (!"auto".equalsIgnoreCase(sessions) && !"off".equalsIgnoreCase(sessions))
         {
             throw new IllegalArgumentException("--sessions must be auto or off");
+        }
+        if (null != maxFailureRate && !(maxFailureRate >= 0 && maxFailureRate <= 1))
+        {
+            throw new IllegalArgumentException("--max-failure-rate must be a fraction within [0, 1], got " +
+                maxFailureRate);
         }
         return new LoadContext()
             .urls(null == target ? null : target.urls)
@@ -261,17 +271,18 @@ public final class LoadCommand implements Callable<Integer>
     @Override
     public Integer call() throws Exception
     {
-        return run(context());
+        return run(context(), maxFailureRate);
     }
 
     /**
      * Run a load to its end; SIGINT/SIGTERM stop it early, the reports still written.
      *
      * @param context the load.
-     * @return the exit code.
+     * @param maxFailureRate {@code --max-failure-rate}, or null.
+     * @return the exit code ({@link #exitCode}).
      * @throws Exception if it cannot start or a report cannot be written.
      */
-    static int run(final LoadContext context) throws Exception
+    static int run(final LoadContext context, final Double maxFailureRate) throws Exception
     {
         try (Load load = Load.start(context))
         {
@@ -306,31 +317,47 @@ public final class LoadCommand implements Callable<Integer>
                     // already shutting down: the hook is running
                 }
             }
-            return exitCode(report);
+            return exitCode(report, maxFailureRate);
         }
     }
 
     /**
      * @param report the run's JSON report.
-     * @return 1 when requests were sent (or failed before they could be) and none of them succeeded (scripts must not
-     *     read that as success), with one line on stderr naming what failed; else 0. The report is written either way.
+     * @param maxFailureRate the largest share of failed requests that still exits 0, or null for the default.
+     * @return 1, with one line on stderr naming what failed, when no request was sent, when requests were sent (or
+     *     failed before they could be) and none succeeded (scripts must not read that as success), or when more than
+     *     {@code maxFailureRate} of them failed; else 0. The report is written either way.
      */
-    static int exitCode(final com.fasterxml.jackson.databind.JsonNode report)
+    static int exitCode(final com.fasterxml.jackson.databind.JsonNode report, final Double maxFailureRate)
     {
         long measured = 0; // sent, or failed without being written (a refused connection)
         long completed = 0;
+        long failed = 0;
         final java.util.Map<String, Long> errors = new java.util.TreeMap<>();
         for (final com.fasterxml.jackson.databind.JsonNode point : report.path("points"))
         {
             measured += Math.max(point.path("requests").path("sent").asLong(),
                 point.path("requests").path("failed").asLong());
             completed += point.path("requests").path("completed").asLong();
+            failed += point.path("requests").path("failed").asLong();
             point.path("errors").properties().forEach(e -> errors.merge(e.getKey(), e.getValue().asLong(), Long::sum));
         }
-        if (measured > 0 && 0 == completed)
+        if (0 == measured)
+        {
+            System.err.println("tapedeck load: no request was sent; the report has the details");
+            return 1;
+        }
+        if (0 == completed)
         {
             System.err.println("tapedeck load: none of " + measured + " request(s) succeeded " + errors +
                 "; the report has the details");
+            return 1;
+        }
+        if (null != maxFailureRate && failed > maxFailureRate * measured)
+        {
+            System.err.println(String.format(java.util.Locale.ROOT, "tapedeck load: %d of %d request(s) failed " +
+                "(%.1f%%, over --max-failure-rate %s) %s; the report has the details", failed, measured,
+                100.0 * failed / measured, maxFailureRate, errors));
             return 1;
         }
         return 0;

@@ -154,6 +154,6 @@ public final class SimulateCommand implements Callable<Integer>
                 "simulated seconds per wall second%n", simulatedSeconds, wallSeconds,
                 simulatedSeconds / Math.max(wallSeconds, 1e-9));
         }
-        return LoadCommand.exitCode(result);
+        return LoadCommand.exitCode(result, null);
     }
 }

@@ -100,7 +100,7 @@ public final class HttpServer implements AutoCloseable
                 {
                     bootstrap.childOption(ChannelOption.SO_SNDBUF, options.socketSendBufferBytes());
                 }
-                final Channel channel = bootstrap.bind(options.host(), port).sync().channel();
+                final Channel channel = bind(bootstrap, options.host(), port);
                 // after Netty's acceptor (added when the channel registered), which passes accept failures on
                 channel.pipeline().addLast("accept-errors", server.census.acceptErrors());
                 instance.serverChannel(channel);
@@ -117,6 +117,30 @@ public final class HttpServer implements AutoCloseable
                 String.valueOf(io.netty.channel.epoll.Epoll.unavailabilityCause()));
         }
         return server;
+    }
+
+    /**
+     * @return the bound server channel.
+     * @throws IllegalStateException in one line naming the address and port when it cannot be bound.
+     */
+    private static Channel bind(final ServerBootstrap bootstrap, final String host, final int port)
+        throws InterruptedException
+    {
+        try
+        {
+            return bootstrap.bind(host, port).sync().channel();
+        }
+        catch (final InterruptedException ex)
+        {
+            throw ex;
+        }
+        catch (final Exception ex) // sync() rethrows the bind failure as it is: a BindException or a native one
+        {
+            final String reason = String.valueOf(ex.getMessage());
+            throw new IllegalStateException("cannot listen on " + host + ":" + port + ": " +
+                (reason.contains("Address already in use") ? "the address is already in use (another server on " +
+                "this port? choose one with --port)" : reason), ex);
+        }
     }
 
     private ChannelInitializer<SocketChannel> initializer(final Instance instance)

@@ -15,7 +15,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The connection limits on real sockets: an idle connection is closed by the server, a half-sent request gets 408 and
- * is closed, and a connection over {@code --max-connections} gets 503 while the server keeps answering the others.
+ * is closed, a connection over {@code --max-connections} gets 503 while the server keeps answering the others, and
+ * a port in use is named in one line.
  */
 class ConnectionLimitsIT
 {
@@ -76,6 +77,19 @@ class ConnectionLimitsIT
             final byte[] head = new byte[15];
             assertEquals(15, first.getInputStream().readNBytes(head, 0, 15));
             assertEquals("HTTP/1.1 200 OK", new String(head, StandardCharsets.US_ASCII), "the first two are served");
+        }
+    }
+
+    @Test
+    void shouldNameTheAddressAndPortWhenThePortIsTaken() throws Exception
+    {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1,
+            java.net.InetAddress.getByName("127.0.0.1")))
+        {
+            final IllegalStateException ex = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> new TestServer(TestServer.context().port(taken.getLocalPort())).close());
+            assertEquals("cannot listen on 127.0.0.1:" + taken.getLocalPort() + ": the address is already in use " +
+                "(another server on this port? choose one with --port)", ex.getMessage());
         }
     }
 }
