@@ -152,9 +152,10 @@ public final class ScaleBench
     {
         try
         {
-            final HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(
-                "http://127.0.0.1:" + port + "/tapedeck/stats" + (reset ? "?reset=1" : ""))).build(),
-                HttpResponse.BodyHandlers.ofString());
+            final HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(
+                "http://127.0.0.1:" + port + "/tapedeck/stats" + (reset ? "/reset" : "")));
+            final HttpResponse<String> response = HTTP.send(reset ? request.POST(HttpRequest.BodyPublishers.noBody())
+                .build() : request.build(), HttpResponse.BodyHandlers.ofString());
             return JSON.readTree(response.body());
         }
         catch (final IOException ex)

@@ -96,8 +96,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         }
         final HttpMethod method = request.method();
         final ServeOptions options = instance.options();
-        if (null != options.apiKey() && path.startsWith("/v1") &&
-            !("Bearer " + options.apiKey()).equals(request.headers().get(HttpHeaderNames.AUTHORIZATION)))
+        if (null != options.apiKey() && needsKey(path) && !authorized(options.apiKey(), request))
         {
             respond(ControlResponses.unauthorized(), keepAlive);
             return;
@@ -143,13 +142,32 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 respondGet(method, this::metrics, keepAlive);
                 break;
             case "/tapedeck/stats":
-                final boolean reset = new QueryStringDecoder(request.uri()).parameters().containsKey("reset");
-                respondGet(method, () -> ControlResponses.json(HttpResponseStatus.OK,
-                    instance.statsJson(reset)), keepAlive);
+                respondGet(method, () -> ControlResponses.json(HttpResponseStatus.OK, instance.statsJson(false)),
+                    keepAlive);
+                break;
+            case "/tapedeck/stats/reset":
+                respond(HttpMethod.POST == method ? ControlResponses.json(HttpResponseStatus.OK,
+                    instance.statsJson(true)) : ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED),
+                    keepAlive);
                 break;
             default:
                 respond(ControlResponses.detail(HttpResponseStatus.NOT_FOUND), keepAlive);
         }
+    }
+
+    /** With {@code --api-key}: vLLM's {@code /v1} routes, and every route that changes the server's state. */
+    private static boolean needsKey(final String path)
+    {
+        return path.startsWith("/v1") || "/reset_prefix_cache".equals(path) || "/tapedeck/stats/reset".equals(path);
+    }
+
+    /** The bearer token compared in constant time, so that its timing tells nothing of the key. */
+    private static boolean authorized(final String apiKey, final FullHttpRequest request)
+    {
+        final String header = request.headers().get(HttpHeaderNames.AUTHORIZATION);
+        return null != header && java.security.MessageDigest.isEqual(
+            ("Bearer " + apiKey).getBytes(java.nio.charset.StandardCharsets.UTF_8),
+            header.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     private FullHttpResponse metrics()

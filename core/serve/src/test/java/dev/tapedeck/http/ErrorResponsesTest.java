@@ -201,7 +201,7 @@ class ErrorResponsesTest
             assertDetail(exchange(serve, client, EmbeddedServe.get("/v2/nothing")), 404, "Not Found");
             assertDetail(exchange(serve, client, EmbeddedServe.post("/v1/load_lora_adapter", "{}")), 404,
                 "Not Found");
-            for (final String path : new String[] {CHAT, COMPLETIONS, "/reset_prefix_cache"})
+            for (final String path : new String[] {CHAT, COMPLETIONS, "/reset_prefix_cache", "/tapedeck/stats/reset"})
             {
                 assertDetail(exchange(serve, client, EmbeddedServe.get(path)), 405, "Method Not Allowed");
             }
@@ -334,7 +334,7 @@ class ErrorResponsesTest
     }
 
     @Test
-    void shouldAnswer401WithoutTheApiKeyOnV1Only()
+    void shouldAnswer401WithoutTheApiKeyOnV1AndTheRoutesThatChangeState()
     {
         try (EmbeddedServe serve = new EmbeddedServe(EmbeddedServe.options("s3cret"), EmbeddedServe.engine(),
             new ByteTokenizer()))
@@ -343,7 +343,9 @@ class ErrorResponsesTest
             final String body = "{\"prompt\":[97]}";
             for (final String request : new String[] {EmbeddedServe.post(COMPLETIONS, body),
                 EmbeddedServe.post(COMPLETIONS, body, "authorization: Bearer wrong"),
-                EmbeddedServe.post(COMPLETIONS, body, "authorization: s3cret"), EmbeddedServe.get("/v1/models")})
+                EmbeddedServe.post(COMPLETIONS, body, "authorization: s3cret"), EmbeddedServe.get("/v1/models"),
+                EmbeddedServe.post("/reset_prefix_cache", ""), EmbeddedServe.post("/tapedeck/stats/reset", ""),
+                EmbeddedServe.post(COMPLETIONS, body, "authorization: Bearer s3cret2")})
             {
                 final HttpWire.Response response = exchange(serve, client, request);
                 assertEquals(401, response.status(), request);
@@ -351,7 +353,12 @@ class ErrorResponsesTest
                 assertTrue(client.isOpen());
             }
             assertEquals(200, exchange(serve, client, EmbeddedServe.get("/health")).status());
+            assertEquals(200, exchange(serve, client, EmbeddedServe.get("/tapedeck/stats")).status(), "a read");
             assertEquals(200, exchange(serve, client, EmbeddedServe.post(COMPLETIONS, body,
+                "authorization: Bearer s3cret")).status());
+            assertEquals(200, exchange(serve, client, EmbeddedServe.post("/reset_prefix_cache", "",
+                "authorization: Bearer s3cret")).status());
+            assertEquals(200, exchange(serve, client, EmbeddedServe.post("/tapedeck/stats/reset", "",
                 "authorization: Bearer s3cret")).status());
         }
     }
