@@ -3,10 +3,12 @@ package dev.tapedeck.http;
 import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.agrona.concurrent.NanoClock;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -46,8 +48,13 @@ class PrefillDecodeServeIT
 
     private static TestServer server(final KvTransferSettings settings) throws Exception
     {
+        return server(settings, System::nanoTime);
+    }
+
+    private static TestServer server(final KvTransferSettings settings, final NanoClock clock) throws Exception
+    {
         final ServeContext context = TestServer.context().servedModelNames(List.of(TestServer.MODEL))
-            .enablePromptTokensDetails(true).shutdownTimeoutNs(0).kvTransfer(settings);
+            .enablePromptTokensDetails(true).shutdownTimeoutNs(0).kvTransfer(settings).nanoClock(clock);
         return new TestServer(context, c -> c.kvCacheBlocks(512));
     }
 
@@ -82,6 +89,31 @@ class PrefillDecodeServeIT
             Thread.sleep(10);
         }
         assertEquals(expected, value, name);
+    }
+
+    /**
+     * A prefill's clock: the wall clock until the test skips it ahead. A prefill on it keeps its blocks for as long as
+     * the test looks at them and lets them expire when the test says, however slowly the machine runs.
+     */
+    private static final class SkippableClock implements NanoClock
+    {
+        private final AtomicLong skippedNs = new AtomicLong();
+
+        @Override
+        public long nanoTime()
+        {
+            return System.nanoTime() + skippedNs.get();
+        }
+    }
+
+    /**
+     * Skip the prefill's clock past {@code VLLM_NIXL_ABORT_REQUEST_TIMEOUT} and let its engine catch up at once (its
+     * timer was set on the wall clock, 480 s away): every block kept until now expires.
+     */
+    private static void skipPastTheExpiry(final TestServer prefill, final SkippableClock clock) throws Exception
+    {
+        clock.skippedNs.addAndGet(KvTransferSettings.DEFAULT_ABORT_TIMEOUT_NS + 1_000_000_000L);
+        prefill.server.onEngine(0, engine -> engine.doWork(clock.nanoTime()));
     }
 
     @ParameterizedTest
@@ -189,8 +221,9 @@ class PrefillDecodeServeIT
     @Test
     void aStreamingPrefillReturnsNoParamsAndKeepsItsBlocksUntilTheyExpire() throws Exception
     {
+        final SkippableClock prefillClock = new SkippableClock();
         try (TestServer prefill = server(settings("prefill-j", "noop", KvTransferSettings.DEFAULT_SHAPE,
-            300_000_000L, false)))
+            KvTransferSettings.DEFAULT_ABORT_TIMEOUT_NS, false), prefillClock))
         {
             final HttpResponse<String> response = prefill.post("/v1/completions", "{\"prompt\":\"" + PROMPT +
                 "\",\"max_tokens\":1,\"stream\":true,\"kv_transfer_params\":{\"do_remote_decode\":true}}");
@@ -198,7 +231,9 @@ class PrefillDecodeServeIT
             assertTrue(response.body().endsWith("data: [DONE]\n\n"), response.body());
             assertFalse(response.body().contains("kv_transfer_params"), "vLLM's stream chunks have no params");
             assertTrue(prefill.metric("vllm:kv_cache_usage_perc" + LABELS) > 0, "the blocks are kept all the same");
+            skipPastTheExpiry(prefill, prefillClock);
             awaitMetric(prefill, "vllm:nixl_num_kv_expired_reqs_total", 1.0);
+            awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
         }
     }
 
@@ -289,19 +324,25 @@ class PrefillDecodeServeIT
     @Test
     void blocksNoDecodeReadsExpireAndAreCountedAndALatePullStillAnswers() throws Exception
     {
+        final SkippableClock prefillClock = new SkippableClock();
         try (TestServer prefill = server(settings("prefill-g", "tcp", KvTransferSettings.DEFAULT_SHAPE,
-            200_000_000L, false));
+            KvTransferSettings.DEFAULT_ABORT_TIMEOUT_NS, false), prefillClock);
             TestServer decode = server(settings("decode-g", "tcp", KvTransferSettings.DEFAULT_SHAPE,
                 480_000_000_000L, false)))
         {
             final JsonNode params = prefill(prefill).get("kv_transfer_params");
             assertTrue(prefill.metric("vllm:kv_cache_usage_perc" + LABELS) > 0, "kept for a decode");
+            assertEquals(0.0, prefill.metric("vllm:nixl_num_kv_expired_reqs_total" + LABELS), "not expired yet");
+            skipPastTheExpiry(prefill, prefillClock);
             awaitMetric(prefill, "vllm:nixl_num_kv_expired_reqs_total", 1.0);
             awaitMetric(prefill, "vllm:kv_cache_usage_perc", 0.0);
             // as with NIXL, the read is of whatever the freed blocks hold: here still the prompt's, so it verifies;
             // the prefill ignores the notification of a request it no longer knows
-            assertEquals(4, decode(decode, params).at("/usage/completion_tokens").asInt());
+            final JsonNode answer = decode(decode, params);
+            assertEquals(4, answer.at("/usage/completion_tokens").asInt(), answer.toString());
+            assertEquals(0.0, decode.metric("vllm:nixl_num_failed_transfers_total" + LABELS), "the read verified");
             assertEquals(1.0, decode.metric("vllm:nixl_xfer_time_seconds_count" + LABELS));
+            assertEquals(1.0, prefill.metric("vllm:nixl_num_kv_expired_reqs_total" + LABELS), "counted once");
         }
     }
 
