@@ -29,9 +29,10 @@ final class KvEventsOptions
     boolean enabled;
 
     @CommandLine.Option(names = "--kv-events-endpoint", paramLabel = "ENDPOINT",
-        defaultValue = KvEventsSettings.DEFAULT_ENDPOINT,
-        description = "PUB endpoint; bound when it has a wildcard (tcp://*:5557, tcp://127.0.0.1:*), connected " +
-            "otherwise; replica or rank i uses port + i (default: ${DEFAULT-VALUE}).")
+        description = "PUB endpoint; bound when it has a wildcard (tcp://*:5557 = every interface, vLLM's " +
+            "default; tcp://127.0.0.1:* = a free port), connected otherwise; replica or rank i uses port + i " +
+            "(default: " +
+            KvEventsSettings.DEFAULT_ENDPOINT + ", bound on loopback only).")
     String endpoint;
 
     @CommandLine.Option(names = "--kv-events-topic", paramLabel = "TOPIC",
@@ -82,8 +83,9 @@ final class KvEventsOptions
     KvEventsSettings settings(final VllmLine line, final String defaultTopic, final int dataParallelRank)
     {
         final boolean maps = Format.AUTO == format ? line.kvEventsAsMaps() : Format.MAP == format;
-        return new KvEventsSettings(endpoint, replayEndpoint, null == topic ? defaultTopic : topic, maps,
-            dataParallelRank, bufferSteps, KvEventsSettings.DEFAULT_RING_BYTES);
+        return new KvEventsSettings(null == endpoint ? KvEventsSettings.DEFAULT_ENDPOINT : endpoint, replayEndpoint,
+            null == topic ? defaultTopic : topic, maps, dataParallelRank, bufferSteps,
+            KvEventsSettings.DEFAULT_RING_BYTES, null == endpoint || KvEventsSettings.bindsByVllmsRule(endpoint));
     }
 
     /**

@@ -268,7 +268,16 @@ class CliTest
         new CommandLine(defaults).parseArgs();
         final dev.tapedeck.kvevents.KvEventsSettings old = defaults.settings(
             dev.tapedeck.protocol.enginecore.VllmLine.of("0.19.0"), "kv@h:1@m", 0);
-        assertEquals("tcp://*:5557", old.endpoint(), "vLLM's default endpoint");
+        assertEquals("tcp://127.0.0.1:5557", old.endpoint(), "vLLM's port, on loopback");
+        assertTrue(old.bindsPublisher(), "the default binds, on loopback only");
+        final KvEventsOptions everywhere = new KvEventsOptions();
+        new CommandLine(everywhere).parseArgs("--kv-events-endpoint", "tcp://*:5557");
+        assertTrue(everywhere.settings(dev.tapedeck.protocol.enginecore.VllmLine.of("0.19.0"), "", 0)
+            .bindsPublisher(), "every interface, asked for");
+        final KvEventsOptions subscriber = new KvEventsOptions();
+        new CommandLine(subscriber).parseArgs("--kv-events-endpoint", "tcp://127.0.0.1:5557");
+        assertTrue(!subscriber.settings(dev.tapedeck.protocol.enginecore.VllmLine.of("0.19.0"), "", 0)
+            .bindsPublisher(), "a plain address given is connected to, as vLLM does");
         assertEquals("kv@h:1@m", old.topic());
         assertEquals(null, old.replayEndpoint());
         assertEquals(10_000, old.bufferSteps());

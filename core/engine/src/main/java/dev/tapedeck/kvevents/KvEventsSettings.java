@@ -4,8 +4,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * How one engine publishes its KV-cache events, after vLLM's {@code KVEventsConfig}: the PUB endpoint (bound when it
- * holds a wildcard, {@code ::}, or is {@code ipc://}/{@code inproc://}, connected otherwise, as vLLM does), the
+ * How one engine publishes its KV-cache events, after vLLM's {@code KVEventsConfig}: the PUB endpoint (a given one is
+ * bound when it holds a wildcard, {@code ::}, or is {@code ipc://}/{@code inproc://}, connected otherwise, as vLLM
+ * does; tapedeck's default binds loopback only, {@link #DEFAULT_ENDPOINT}), the
  * optional replay endpoint (a ROUTER, always bound), the topic (the first frame of every message), whether events are
  * msgpack maps (vLLM 0.23 and newer) or positional arrays, the data-parallel rank carried in every batch, how many
  * batches the replay history keeps, and the bytes of the ring that carries events from the engine to the publisher.
@@ -18,6 +19,7 @@ import java.util.regex.Pattern;
  * @param dataParallelRank the rank written in every batch.
  * @param bufferSteps batches kept for replay.
  * @param ringBytes capacity of the engine-to-publisher ring (a power of two).
+ * @param bindsPublisher true when the PUB socket binds, false when it connects to a subscriber that binds.
  */
 public record KvEventsSettings(
     String endpoint,
@@ -26,16 +28,32 @@ public record KvEventsSettings(
     boolean eventsAsMaps,
     int dataParallelRank,
     int bufferSteps,
-    int ringBytes)
+    int ringBytes,
+    boolean bindsPublisher)
 {
-    /** vLLM's default endpoint. */
-    public static final String DEFAULT_ENDPOINT = "tcp://*:5557";
+    /** vLLM's default endpoint: every interface. */
+    public static final String VLLM_DEFAULT_ENDPOINT = "tcp://*:5557";
+    /**
+     * tapedeck's default endpoint, bound on loopback only (vLLM's port; every interface is {@link
+     * #VLLM_DEFAULT_ENDPOINT}, given explicitly).
+     */
+    public static final String DEFAULT_ENDPOINT = "tcp://127.0.0.1:5557";
     /** vLLM's default {@code buffer_steps}: batches kept for replay. */
     public static final int DEFAULT_BUFFER_STEPS = 10_000;
     /** Default ring between the engine and the publisher: 8 MiB, thousands of steps of events. */
     public static final int DEFAULT_RING_BYTES = 8 << 20;
 
     private static final Pattern TCP_PORT = Pattern.compile("^(tcp://.*:)(\\d+)$");
+
+    /**
+     * Settings whose PUB socket binds or connects by vLLM's rule ({@link #bindsByVllmsRule}).
+     */
+    public KvEventsSettings(final String endpoint, final String replayEndpoint, final String topic,
+        final boolean eventsAsMaps, final int dataParallelRank, final int bufferSteps, final int ringBytes)
+    {
+        this(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes,
+            bindsByVllmsRule(endpoint));
+    }
 
     /**
      * Validates the values.
@@ -74,12 +92,23 @@ public record KvEventsSettings(
     }
 
     /**
-     * @return true when the PUB socket binds (vLLM's rule), false when it connects to a subscriber that binds.
+     * @param endpoint a PUB endpoint.
+     * @return vLLM's rule: the PUB socket binds when the endpoint holds a wildcard ({@code *}, {@code ::}) or is
+     *     {@code ipc://} or {@code inproc://}, and connects otherwise.
      */
-    public boolean bindsPublisher()
+    public static boolean bindsByVllmsRule(final String endpoint)
     {
-        return endpoint.contains("*") || endpoint.contains("::") || endpoint.startsWith("ipc://") ||
-            endpoint.startsWith("inproc://");
+        return null != endpoint && (endpoint.contains("*") || endpoint.contains("::") ||
+            endpoint.startsWith("ipc://") || endpoint.startsWith("inproc://"));
+    }
+
+    /**
+     * @return tapedeck's default: {@link #DEFAULT_ENDPOINT}, bound on loopback, with vLLM's other defaults.
+     */
+    public static KvEventsSettings loopbackDefault()
+    {
+        return new KvEventsSettings(DEFAULT_ENDPOINT, null, "", false, 0, DEFAULT_BUFFER_STEPS, DEFAULT_RING_BYTES,
+            true);
     }
 
     /**
@@ -101,7 +130,8 @@ public record KvEventsSettings(
      */
     public KvEventsSettings replayEndpoint(final String value)
     {
-        return new KvEventsSettings(endpoint, value, topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes);
+        return new KvEventsSettings(endpoint, value, topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes,
+            bindsPublisher);
     }
 
     /**
@@ -110,7 +140,8 @@ public record KvEventsSettings(
      */
     public KvEventsSettings eventsAsMaps(final boolean value)
     {
-        return new KvEventsSettings(endpoint, replayEndpoint, topic, value, dataParallelRank, bufferSteps, ringBytes);
+        return new KvEventsSettings(endpoint, replayEndpoint, topic, value, dataParallelRank, bufferSteps, ringBytes,
+            bindsPublisher);
     }
 
     /**
@@ -119,7 +150,8 @@ public record KvEventsSettings(
      */
     public KvEventsSettings bufferSteps(final int value)
     {
-        return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, value, ringBytes);
+        return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, value, ringBytes,
+            bindsPublisher);
     }
 
     /**
@@ -129,7 +161,7 @@ public record KvEventsSettings(
     public KvEventsSettings ringBytes(final int value)
     {
         return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, bufferSteps,
-            value);
+            value, bindsPublisher);
     }
 
     /**
@@ -139,7 +171,7 @@ public record KvEventsSettings(
     public KvEventsSettings topic(final String value)
     {
         return new KvEventsSettings(endpoint, replayEndpoint, value, eventsAsMaps, dataParallelRank, bufferSteps,
-            ringBytes);
+            ringBytes, bindsPublisher);
     }
 
     /**
@@ -148,7 +180,8 @@ public record KvEventsSettings(
      */
     public KvEventsSettings dataParallelRank(final int rank)
     {
-        return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, rank, bufferSteps, ringBytes);
+        return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, rank, bufferSteps, ringBytes,
+            bindsPublisher);
     }
 
     /**
@@ -165,7 +198,8 @@ public record KvEventsSettings(
             return this;
         }
         return new KvEventsSettings(offset(endpoint, index), null == replayEndpoint ? null :
-            offset(replayEndpoint, index), topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes);
+            offset(replayEndpoint, index), topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes,
+            bindsPublisher);
     }
 
     private static String offset(final String endpoint, final int index)
