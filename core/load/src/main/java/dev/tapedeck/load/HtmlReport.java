@@ -255,7 +255,8 @@ public final class HtmlReport
                     .append(esc(kind.getKey())).append("</code></td>");
                 cell(rows, String.format(Locale.ROOT, "%,d", count));
                 cell(rows, requests > 0 ? String.format(Locale.ROOT, "%.2f%%", 100.0 * count / requests) : "-");
-                rows.append("</tr>\n");
+                rows.append("<td>").append(esc(point.path("error_messages").path(kind.getKey()).asText("")))
+                    .append("</td></tr>\n");
             }
         }
         if (0 == rows.length())
@@ -264,7 +265,8 @@ public final class HtmlReport
             return;
         }
         out.append("<table>\n<thead><tr><th>point</th><th>kind</th><th class=\"n\">requests</th>")
-            .append("<th class=\"n\">share</th></tr></thead>\n<tbody>\n").append(rows).append("</tbody></table>\n");
+            .append("<th class=\"n\">share</th><th>first message from the server</th></tr></thead>\n<tbody>\n")
+            .append(rows).append("</tbody></table>\n");
     }
 
     private static void notes(final JsonNode report, final StringBuilder out)

@@ -165,6 +165,10 @@ public final class LoadReport
         requests.put("failed", r.failed);
         requests.put("peak_in_flight", r.peakInFlight);
         node.set("errors", JSON.valueToTree(r.errors));
+        if (!r.errorMessages.isEmpty())
+        {
+            node.set("error_messages", JSON.valueToTree(r.errorMessages));
+        }
         final double seconds = Math.max(1e-9, result.measuredSeconds());
         final ObjectNode throughput = node.putObject("throughput");
         throughput.put("requests_per_s", round(r.completed / seconds));

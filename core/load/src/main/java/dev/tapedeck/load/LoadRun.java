@@ -517,7 +517,7 @@ public final class LoadRun implements ExchangeListener
         }
         else
         {
-            r.onFailed(second(endNs), errorKind, measured);
+            r.onFailed(second(endNs), errorKind, exchange.errorMessage(), measured);
             failed.incrementAndGet();
         }
         if (null == exchange.replacement())

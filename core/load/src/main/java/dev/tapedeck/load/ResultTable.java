@@ -45,6 +45,8 @@ public final class ResultTable
             if (!errors.isEmpty())
             {
                 out.println("  errors: " + errors);
+                point.path("error_messages").properties().forEach(m ->
+                    out.println("    " + m.getKey() + ": " + m.getValue().asText()));
             }
         }
         if (report.has("pareto"))

@@ -29,6 +29,8 @@ public final class RunRecorder
     final Histogram handoffNs = histogram();
     final Histogram decodeFirstTokenNs = histogram();
     final Map<String, Long> errors = new TreeMap<>();
+    /** The first message the server gave for each error kind. */
+    final Map<String, String> errorMessages = new TreeMap<>();
     long started;
     long completed;
     long failed;
@@ -286,12 +288,29 @@ public final class RunRecorder
      */
     public void onFailed(final int second, final String kind, final boolean measured)
     {
+        onFailed(second, kind, null, measured);
+    }
+
+    /**
+     * A request failed, with what the server said.
+     *
+     * @param second seconds since the run started.
+     * @param kind the error kind ({@code http_400}, ...).
+     * @param message the server's error message, or null; the first one of each kind is kept for the report.
+     * @param measured false during warm-up.
+     */
+    public void onFailed(final int second, final String kind, final String message, final boolean measured)
+    {
         grow(second);
         errorsPerSecond[second]++;
         if (measured)
         {
             failed++;
             errors.merge(kind, 1L, Long::sum);
+            if (null != message)
+            {
+                errorMessages.putIfAbsent(kind, message);
+            }
         }
     }
 
@@ -312,6 +331,7 @@ public final class RunRecorder
         total.handoffNs.add(handoffNs);
         total.decodeFirstTokenNs.add(decodeFirstTokenNs);
         errors.forEach((k, v) -> total.errors.merge(k, v, Long::sum));
+        errorMessages.forEach(total.errorMessages::putIfAbsent);
         total.started += started;
         total.peakInFlight = Math.max(total.peakInFlight, peakInFlight);
         total.completed += completed;

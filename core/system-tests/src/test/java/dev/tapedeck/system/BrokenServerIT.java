@@ -116,7 +116,10 @@ class BrokenServerIT
     {
         try (BrokenServer server = new BrokenServer(BrokenServer.Behaviour.HTTP_500, 0))
         {
-            assertOnly(load(server.port(), closedLoop()), "http_500", 6);
+            final JsonNode point = load(server.port(), closedLoop());
+            assertOnly(point, "http_500", 6);
+            assertEquals("broken on purpose", point.path("error_messages").path("http_500").asText(),
+                "the report says what the server said: " + point);
         }
         try (BrokenServer server = new BrokenServer(BrokenServer.Behaviour.HTTP_429, 0))
         {

@@ -55,6 +55,8 @@ public final class Exchange
     long tokensSeen;
     long firstChunkTokens;
     boolean done;
+    /** What the server said of a failure (an error body's message), or null. */
+    String errorMessage;
     boolean aborted;
     boolean finished;
 
@@ -249,6 +251,15 @@ public final class Exchange
     public long intendedNs()
     {
         return intendedNs;
+    }
+
+    /**
+     * @return what the server said when the exchange failed with an error status (its error body's message, at most
+     *     300 printable characters), or null.
+     */
+    public String errorMessage()
+    {
+        return errorMessage;
     }
 
     /**

@@ -243,6 +243,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         final Exchange ended = exchange;
         if (200 != status)
         {
+            ended.errorMessage = ErrorBodies.message(pending);
             fail("http_" + status);
             return;
         }
