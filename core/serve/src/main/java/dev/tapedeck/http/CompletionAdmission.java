@@ -2,6 +2,9 @@ package dev.tapedeck.http;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
 
 import io.netty.buffer.ByteBufInputStream;
 import io.netty.channel.ChannelHandlerContext;
@@ -18,19 +21,137 @@ import dev.tapedeck.tokens.ChatTemplate;
  * Turns a chat or completions HTTP request into engine requests: parse, check the model, tokenize (through the chat
  * template for chat), check the context window and the queue, then submit one engine request per prompt and per
  * {@code n}. Every refusal is an {@link ApiException} with vLLM's status and message; nothing reaches the engine
- * unless all of its requests fit. Event-loop confined; one per instance.
+ * unless all of its requests fit. {@link #prepare} (parse and tokenize) runs on any thread; {@link #submit} is
+ * event-loop confined. One per instance.
  */
 final class CompletionAdmission
 {
+    /** Bodies at least this large are parsed and tokenized off the event loop (when an executor is given). */
+    static final int OFFLOAD_BODY_BYTES = 16 * 1024;
+
     private final Instance instance;
     private final RequestParser parser = new RequestParser();
+    private final Executor preparer;
 
+    /**
+     * Admission that prepares every request on the event loop.
+     */
     CompletionAdmission(final Instance instance)
     {
-        this.instance = instance;
+        this(instance, null);
     }
 
-    HttpStream admit(
+    /**
+     * @param instance the instance.
+     * @param preparer where large bodies are parsed and tokenized ({@link #OFFLOAD_BODY_BYTES}), or null for the
+     *     event loop.
+     */
+    CompletionAdmission(final Instance instance, final Executor preparer)
+    {
+        this.instance = instance;
+        this.preparer = preparer;
+    }
+
+    /**
+     * @return true when this request is prepared off the event loop.
+     */
+    boolean offloads(final FullHttpRequest http)
+    {
+        return null != preparer && http.content().readableBytes() >= OFFLOAD_BODY_BYTES;
+    }
+
+    /**
+     * Prepare a request on the preparer and hand the result to {@code then} on {@code loop}. A full preparer refuses
+     * the request with 503 (handed to {@code then} the same way).
+     */
+    void prepareOffLoop(final FullHttpRequest http, final ParsedRequest.Endpoint endpoint, final long arrivalNs,
+        final Executor loop, final Consumer<Prepared> then)
+    {
+        try
+        {
+            preparer.execute(() ->
+            {
+                Prepared prepared;
+                try
+                {
+                    prepared = prepare(http, endpoint, arrivalNs);
+                }
+                catch (final RuntimeException ex)
+                {
+                    prepared = new Prepared(null, null, null, new ApiException(
+                        HttpResponseStatus.INTERNAL_SERVER_ERROR, "InternalServerError",
+                        "could not prepare the request: " + ex, null), arrivalNs);
+                }
+                final Prepared result = prepared;
+                loop.execute(() -> then.accept(result));
+            });
+        }
+        catch (final RejectedExecutionException ex)
+        {
+            then.accept(new Prepared(null, null, null, new ApiException(HttpResponseStatus.SERVICE_UNAVAILABLE,
+                "ServiceUnavailableError", "The server is busy preparing large requests; retry later.", null),
+                arrivalNs));
+        }
+    }
+
+    /**
+     * What admission works out from the body alone: the parsed request and its prompts' token ids (or the first
+     * refusal met), computed on any thread ({@link #prepare}).
+     *
+     * @param request the parsed request, or null when the body was refused.
+     * @param prompts token ids per prompt, or null when tokenizing was refused.
+     * @param echo echo mode's output tokens, or null.
+     * @param refusal what refused the request: a parse failure (request null) or a tokenize or context failure,
+     *     raised after the model check as before; or null.
+     * @param arrivalNs when the request arrived.
+     */
+    record Prepared(ParsedRequest request, List<int[]> prompts, int[] echo, ApiException refusal, long arrivalNs)
+    {
+    }
+
+    /**
+     * Parse and tokenize a request: the heavy part of admission, which touches no engine or connection state, so a
+     * large body can be prepared off the event loop. Thread safe.
+     *
+     * @param http the request (read, not released).
+     * @param endpoint chat or completions.
+     * @param arrivalNs when it arrived.
+     * @return the prepared request, or its refusal.
+     */
+    Prepared prepare(final FullHttpRequest http, final ParsedRequest.Endpoint endpoint, final long arrivalNs)
+    {
+        final ParsedRequest request;
+        try
+        {
+            request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
+        }
+        catch (final ApiException ex)
+        {
+            return new Prepared(null, null, null, ex, arrivalNs);
+        }
+        try
+        {
+            final List<int[]> prompts = tokenize(request);
+            checkContext(request, prompts, instance.firstEngine().config().maxModelLen());
+            final int[] echo = ServeOptions.Mode.ECHO == instance.options().mode() ? echoTokens(request, prompts) :
+                null;
+            return new Prepared(request, prompts, echo, null, arrivalNs);
+        }
+        catch (final ApiException ex)
+        {
+            return new Prepared(request, null, null, ex, arrivalNs);
+        }
+    }
+
+    /**
+     * Check the model, the context and the queue, then submit one engine request per prompt and per {@code n}.
+     * Event-loop confined.
+     *
+     * @return the response's stream.
+     * @throws ApiException with vLLM's status and message when the request is refused.
+     */
+    HttpStream submit(
+        final Prepared prepared,
         final FullHttpRequest http,
         final ChannelHandlerContext ctx,
         final ChannelHandlerContext wireCtx,
@@ -38,9 +159,13 @@ final class CompletionAdmission
         final ParsedRequest.Endpoint endpoint,
         final boolean keepAlive)
     {
-        final long arrivalNs = instance.nowNs();
+        final ParsedRequest request = prepared.request();
+        if (null == request)
+        {
+            throw prepared.refusal();
+        }
+        final long arrivalNs = prepared.arrivalNs();
         final ServeOptions options = instance.options();
-        final ParsedRequest request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
         final HttpFront front = instance.route(http.headers().get(Instance.DATA_PARALLEL_RANK_HEADER));
         final Engine engine = front.engine();
         final LoraAdapter lora = null == request.model || options.serves(request.model) ? null :
@@ -50,10 +175,12 @@ final class CompletionAdmission
             throw new ApiException(HttpResponseStatus.NOT_FOUND, "NotFoundError",
                 "The model `" + request.model + "` does not exist.", "model");
         }
+        if (null != prepared.refusal())
+        {
+            throw prepared.refusal();
+        }
         request.responseModel = null == lora ? null : lora.name();
-        final List<int[]> prompts = tokenize(request);
-        final int maxModelLen = engine.config().maxModelLen();
-        checkContext(request, prompts, maxModelLen);
+        final List<int[]> prompts = prepared.prompts();
         final int children = prompts.size() * request.n;
         if (children > engine.config().maxWaitingQueueLength())
         {
@@ -73,7 +200,7 @@ final class CompletionAdmission
             null != request.requestId ? request.requestId : instance.randomHexId());
         final HttpStream stream = new HttpStream(front, ctx, wireCtx, owner, request, responseId,
             options.epochSeconds(), keepAlive);
-        final int[] echo = ServeOptions.Mode.ECHO == options.mode() ? echoTokens(request, prompts) : null;
+        final int[] echo = prepared.echo();
         final Choice[] choices = new Choice[children];
         int promptTokens = 0;
         for (int p = 0; p < prompts.size(); p++)

@@ -38,12 +38,25 @@ import dev.tapedeck.tokens.Tokenizer;
 public final class HttpServer implements AutoCloseable
 {
     static final String CODEC = "http";
+    /** Threads that prepare large request bodies: half the cores, at least one. */
+    private static final int PREPARER_THREADS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+    /** Large bodies waiting for a preparer beyond which new ones get 503 (each connection has one at most). */
+    private static final int PREPARER_QUEUE = 4096;
     private static final System.Logger LOG = System.getLogger(HttpServer.class.getName());
 
     private final MultiThreadIoEventLoopGroup group;
     private final List<Instance> instances;
     private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final ConnectionGuard.Census census;
+    /** Parses and tokenizes large bodies off the event loops ({@link CompletionAdmission#OFFLOAD_BODY_BYTES}). */
+    private final java.util.concurrent.ThreadPoolExecutor preparer = new java.util.concurrent.ThreadPoolExecutor(
+        PREPARER_THREADS, PREPARER_THREADS, 30, TimeUnit.SECONDS,
+        new java.util.concurrent.ArrayBlockingQueue<>(PREPARER_QUEUE), task ->
+        {
+            final Thread thread = new Thread(task, "tapedeck-admission");
+            thread.setDaemon(true);
+            return thread;
+        });
     private final ServeOptions options;
     private volatile boolean stopped;
 
@@ -54,6 +67,7 @@ public final class HttpServer implements AutoCloseable
         this.instances = instances;
         this.options = options;
         census = new ConnectionGuard.Census(options.nanoClock());
+        preparer.allowCoreThreadTimeOut(true);
     }
 
     /**
@@ -145,7 +159,7 @@ public final class HttpServer implements AutoCloseable
 
     private ChannelInitializer<SocketChannel> initializer(final Instance instance)
     {
-        final CompletionAdmission admission = new CompletionAdmission(instance);
+        final CompletionAdmission admission = new CompletionAdmission(instance, preparer);
         final HttpDecoderConfig decoderConfig = decoderConfig();
         return new ChannelInitializer<>()
         {
@@ -290,6 +304,7 @@ public final class HttpServer implements AutoCloseable
         }
         finally
         {
+            preparer.shutdownNow();
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         }
         return aborted;

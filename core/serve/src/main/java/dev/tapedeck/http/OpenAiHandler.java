@@ -33,6 +33,8 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     private final ArrayDeque<FullHttpRequest> pipelined = new ArrayDeque<>(2);
     private ChannelHandlerContext ctx;
     private HttpStream active;
+    /** True while this connection's request is parsed and tokenized off the loop. */
+    private boolean preparing;
 
     OpenAiHandler(final Instance instance, final CompletionAdmission admission)
     {
@@ -50,7 +52,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     @Override
     protected void channelRead0(final ChannelHandlerContext context, final FullHttpRequest request)
     {
-        if (null != active)
+        if (null != active || preparing)
         {
             pipelined.add(request);
             return;
@@ -198,11 +200,47 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 "The server is shutting down.", null), false);
             return;
         }
+        final long arrivalNs = instance.nowNs();
+        if (!admission.offloads(request))
+        {
+            start(admission.prepare(request, endpoint, arrivalNs), request, endpoint, keepAlive);
+            return;
+        }
+        // a large body is parsed and tokenized off the event loop, which keeps streaming every other response; this
+        // connection reads nothing more until it is admitted
+        preparing = true;
+        ctx.channel().config().setAutoRead(false);
+        request.retain();
+        admission.prepareOffLoop(request, endpoint, arrivalNs, ctx.executor(), prepared ->
+        {
+            preparing = false;
+            ctx.channel().config().setAutoRead(true);
+            try
+            {
+                if (ctx.channel().isActive())
+                {
+                    start(prepared, request, endpoint, keepAlive);
+                }
+            }
+            finally
+            {
+                request.release();
+            }
+            if (null == active)
+            {
+                servePipelined();
+            }
+        });
+    }
+
+    private void start(final CompletionAdmission.Prepared prepared, final FullHttpRequest request,
+        final ParsedRequest.Endpoint endpoint, final boolean keepAlive)
+    {
         final HttpStream stream;
         try
         {
-            stream = admission.admit(request, ctx, ctx.pipeline().context(HttpServer.CODEC), this, endpoint,
-                keepAlive);
+            stream = admission.submit(prepared, request, ctx, ctx.pipeline().context(HttpServer.CODEC), this,
+                endpoint, keepAlive);
         }
         catch (final ApiException ex)
         {
@@ -243,8 +281,13 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             ctx.channel().close();
             return;
         }
-        // serve requests that were pipelined behind this one, in order, until one starts a stream
-        while (null == active && !pipelined.isEmpty() && ctx.channel().isActive())
+        servePipelined();
+    }
+
+    /** Serve requests that were pipelined behind the last one, in order, until one starts a stream or is prepared. */
+    private void servePipelined()
+    {
+        while (null == active && !preparing && !pipelined.isEmpty() && ctx.channel().isActive())
         {
             final FullHttpRequest next = pipelined.poll();
             try

@@ -55,6 +55,19 @@ final class EmbeddedServe implements AutoCloseable
      */
     EmbeddedServe(final ServeContext options, final EngineConfig engine, final ByteTokenizer tokenizer)
     {
+        this(options, engine, tokenizer, null);
+    }
+
+    /**
+     * @param options face settings.
+     * @param engine the engine's settings; concluded here.
+     * @param tokenizer the tokenizer.
+     * @param preparer where large bodies are prepared ({@link CompletionAdmission#OFFLOAD_BODY_BYTES}), or null for
+     *     the loop.
+     */
+    EmbeddedServe(final ServeContext options, final EngineConfig engine, final ByteTokenizer tokenizer,
+        final java.util.concurrent.Executor preparer)
+    {
         this.tokenizer = tokenizer;
         ticker.advance(1, TimeUnit.SECONDS);
         loopChannel = EmbeddedChannel.builder().ticker(ticker).build();
@@ -62,7 +75,7 @@ final class EmbeddedServe implements AutoCloseable
             .conclude();
         final ServeOptions face = options.nanoClock(ticker::nanoTime).conclude().serveOptions();
         instance = new Instance(0, loopChannel.eventLoop(), face, List.of(config), tokenizer);
-        admission = new CompletionAdmission(instance);
+        admission = new CompletionAdmission(instance, preparer);
     }
 
     /**
