@@ -45,7 +45,28 @@ public final class Main implements Runnable
         return new CommandLine(new Main())
             .setCaseInsensitiveEnumValuesAllowed(true)
             .setUsageHelpAutoWidth(true)
+            .setParameterExceptionHandler(Main::reportBadFlag)
             .setExecutionExceptionHandler(Main::reportFailure);
+    }
+
+    /**
+     * A flag picocli cannot parse (unknown, missing its value, a value of the wrong form): one line naming it and where
+     * to look, exit code 2, no usage dump.
+     */
+    private static int reportBadFlag(final CommandLine.ParameterException ex, final String[] args)
+    {
+        final CommandLine commandLine = ex.getCommandLine();
+        String message = String.valueOf(ex.getMessage());
+        if (message.contains("cannot convert '") && message.contains("to URI"))
+        {
+            final int start = message.indexOf("cannot convert '") + "cannot convert '".length();
+            final String value = message.substring(start, Math.max(start, message.indexOf('\'', start)));
+            message = message.substring(0, message.indexOf(':') + 1) + " '" + value + "' is not a URL; give its " +
+                "scheme, e.g. http://" + value;
+        }
+        commandLine.getErr().println("tapedeck " + commandLine.getCommandName() + ": error: " + message +
+            " (tapedeck " + commandLine.getCommandName() + " --help lists every flag)");
+        return 2;
     }
 
     /**

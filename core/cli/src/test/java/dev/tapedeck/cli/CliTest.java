@@ -1,5 +1,6 @@
 package dev.tapedeck.cli;
 
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
@@ -73,6 +74,12 @@ class CliTest
         final CliRun duration = run("serve", "--inter-token-latency", "fast");
         assertEquals(2, duration.exitCode());
         assertTrue(duration.err().contains("invalid duration 'fast'"), duration.err());
+        final CliRun noScheme = run("load", "--url", "127.0.0.1:8000", "--concurrency", "1");
+        assertEquals(2, noScheme.exitCode());
+        assertEquals(List.of("tapedeck load: error: Invalid value for option '--url' (URL): '127.0.0.1:8000' is not a " +
+            "URL; give its scheme, e.g. http://127.0.0.1:8000 (tapedeck load --help lists every flag)"),
+            noScheme.err().lines().toList(), "one line, no usage dump");
+        assertEquals(1, run("serve", "--no-such-flag").err().lines().count(), "one line for an unknown flag too");
     }
 
     @Test
