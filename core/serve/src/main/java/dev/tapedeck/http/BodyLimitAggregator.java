@@ -2,12 +2,18 @@ package dev.tapedeck.http;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.TooLongHttpContentException;
 
 /**
@@ -27,6 +33,29 @@ final class BodyLimitAggregator extends HttpObjectAggregator
     {
         super(maxBodyBytes);
         this.maxBodyBytes = maxBodyBytes;
+    }
+
+    /**
+     * Netty answers an {@code Expect} it does not know with an empty 417; give it an OpenAI-shaped body, as every
+     * other refusal has.
+     */
+    @Override
+    protected Object newContinueResponse(final HttpMessage start, final int maxContentLength,
+        final ChannelPipeline pipeline)
+    {
+        final String expectation = start.headers().get(HttpHeaderNames.EXPECT); // the call below may remove it
+        final Object response = super.newContinueResponse(start, maxContentLength, pipeline);
+        if (response instanceof HttpResponse http &&
+            HttpResponseStatus.EXPECTATION_FAILED.equals(http.status()))
+        {
+            final FullHttpResponse failed = ControlResponses.error(
+                HttpResponseStatus.EXPECTATION_FAILED, "ExpectationFailed",
+                "Expect: " + expectation + " is not supported (only 100-continue)", null);
+            failed.headers().set(HttpHeaderNames.CONNECTION,
+                HttpHeaderValues.CLOSE);
+            return failed;
+        }
+        return response;
     }
 
     @Override

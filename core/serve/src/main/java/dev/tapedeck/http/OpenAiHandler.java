@@ -83,6 +83,12 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 "malformed HTTP request: " + request.decoderResult().cause(), null), false);
             return;
         }
+        if (1 != request.protocolVersion().majorVersion() || request.protocolVersion().minorVersion() > 1)
+        {
+            respond(ControlResponses.error(HttpResponseStatus.BAD_REQUEST, "Bad Request", "unsupported HTTP " +
+                "version " + request.protocolVersion().text() + " (HTTP/1.1 and HTTP/1.0 are served)", null), false);
+            return;
+        }
         final String path;
         try
         {

@@ -133,6 +133,31 @@ class ErrorResponsesTest
     }
 
     @Test
+    void shouldRefuseAnUnknownHttpVersionWith400AndClose()
+    {
+        try (EmbeddedServe serve = EmbeddedServe.echo())
+        {
+            final EmbeddedChannel client = serve.connect();
+            final JsonNode error = assertError(exchange(serve, client, "GET /v1/models HTTP/9.9\r\nhost: x\r\n\r\n"),
+                400, "Bad Request", null);
+            assertTrue(error.get("message").asText().contains("HTTP/9.9"), error.toString());
+            assertFalse(client.isOpen());
+        }
+    }
+
+    @Test
+    void shouldAnswerAnUnknownExpectationWith417AndABody()
+    {
+        try (EmbeddedServe serve = EmbeddedServe.echo())
+        {
+            final EmbeddedChannel client = serve.connect();
+            final JsonNode error = assertError(exchange(serve, client, EmbeddedServe.post(COMPLETIONS,
+                "{\"prompt\":[97]}", "expect: teapot")), 417, "ExpectationFailed", null);
+            assertTrue(error.get("message").asText().contains("teapot"), error.toString());
+        }
+    }
+
+    @Test
     void shouldAnswerABadPercentEncodingInThePathWith400()
     {
         try (EmbeddedServe serve = EmbeddedServe.echo())
