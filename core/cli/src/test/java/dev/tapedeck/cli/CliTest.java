@@ -76,8 +76,8 @@ class CliTest
         assertTrue(duration.err().contains("invalid duration 'fast'"), duration.err());
         final CliRun noScheme = run("load", "--url", "127.0.0.1:8000", "--concurrency", "1");
         assertEquals(2, noScheme.exitCode());
-        assertEquals(List.of("tapedeck load: error: Invalid value for option '--url' (URL): '127.0.0.1:8000' is not a " +
-            "URL; give its scheme, e.g. http://127.0.0.1:8000 (tapedeck load --help lists every flag)"),
+        assertEquals(List.of("tapedeck load: error: Invalid value for option '--url' (URL): '127.0.0.1:8000' is " +
+            "not a URL; give its scheme, e.g. http://127.0.0.1:8000 (tapedeck load --help lists every flag)"),
             noScheme.err().lines().toList(), "one line, no usage dump");
         assertEquals(1, run("serve", "--no-such-flag").err().lines().count(), "one line for an unknown flag too");
     }
