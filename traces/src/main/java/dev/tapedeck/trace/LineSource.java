@@ -13,6 +13,9 @@ import java.nio.charset.StandardCharsets;
  */
 final class LineSource implements Closeable
 {
+    /** The longest line read: a longer one (a file with no newlines, a gzip bomb) is refused, not held in memory. */
+    static final int MAX_LINE_CHARS = 16 << 20;
+
     private final Reader reader;
     private final char[] buffer = new char[64 * 1024];
     private final StringBuilder line = new StringBuilder(256);
@@ -61,8 +64,24 @@ final class LineSource implements Closeable
                     return line.toString();
                 }
             }
+            if (line.length() + (limit - position) > MAX_LINE_CHARS)
+            {
+                throw new LineTooLongException(lineNumber + 1);
+            }
             line.append(buffer, position, limit - position);
             position = limit;
+        }
+    }
+
+    /** A line over {@link #MAX_LINE_CHARS}; the rest of the input is not read. */
+    static final class LineTooLongException extends IOException
+    {
+        private static final long serialVersionUID = 1L;
+
+        LineTooLongException(final long lineNumber)
+        {
+            super("line " + lineNumber + " is longer than " + (MAX_LINE_CHARS >> 20) + " Mi characters (no newline? " +
+                "not a JSONL trace); the rest of the file is not read");
         }
     }
 

@@ -37,6 +37,34 @@ public final class TraceFiles
         {
             throw new NoSuchFileException(path.toString(), null, "no such file");
         }
+        catch (final IOException ex)
+        {
+            throw new IOException(path + ": " + (null == ex.getMessage() ? ex.getClass().getSimpleName() :
+                ex.getMessage()), ex);
+        }
+    }
+
+    /**
+     * @param line an unterminated last line.
+     * @return true when it can be the start of a record still being written (a JSON object begun, text only); false
+     *     for a tail of garbage (NUL or control bytes, anything not starting a JSON object), which is a problem.
+     */
+    static boolean couldBeCutRecord(final String line)
+    {
+        final String text = line.strip();
+        if (!text.startsWith("{"))
+        {
+            return false;
+        }
+        for (int i = 0; i < text.length(); i++)
+        {
+            final char c = text.charAt(i);
+            if ((c < 0x20 && '\t' != c) || '\ufffd' == c)
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

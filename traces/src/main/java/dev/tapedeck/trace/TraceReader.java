@@ -221,7 +221,7 @@ public final class TraceReader implements Closeable
             }
             catch (final JsonProcessingException ex)
             {
-                if (lastLineCut())
+                if (lastLineCut(line))
                 {
                     return;
                 }
@@ -259,7 +259,7 @@ public final class TraceReader implements Closeable
         }
         catch (final JsonProcessingException ex)
         {
-            if (lastLineCut())
+            if (lastLineCut(line))
             {
                 return null;
             }
@@ -267,7 +267,7 @@ public final class TraceReader implements Closeable
         }
         catch (final TraceFormatException ex)
         {
-            if (lastLineCut())
+            if (lastLineCut(line))
             {
                 return null;
             }
@@ -289,9 +289,9 @@ public final class TraceReader implements Closeable
     /**
      * A last line without its newline that does not parse is a record being written: stop before it.
      */
-    private boolean lastLineCut() throws IOException
+    private boolean lastLineCut(final String line) throws IOException
     {
-        if (lines.lastLineTerminated() || !lines.atEnd())
+        if (lines.lastLineTerminated() || !lines.atEnd() || !TraceFiles.couldBeCutRecord(line))
         {
             return false;
         }
@@ -326,6 +326,10 @@ public final class TraceReader implements Closeable
         {
             throw new TraceFormatException(name + ":" + (lines.lineNumber() + 1) + ": corrupt gzip data: " +
                 ex.getMessage(), ex);
+        }
+        catch (final LineSource.LineTooLongException ex)
+        {
+            throw new TraceFormatException(name + ": " + ex.getMessage(), ex);
         }
     }
 

@@ -105,6 +105,11 @@ public final class TraceValidator
                         "; the rest of the file cannot be read", false);
                     break;
                 }
+                catch (final LineSource.LineTooLongException ex)
+                {
+                    counter.report(lines.lineNumber() + 1, ex.getMessage(), false);
+                    break;
+                }
                 if (null == line)
                 {
                     if (TraceFiles.endedWithoutGzipTrailer(in))
@@ -123,7 +128,7 @@ public final class TraceValidator
                 final List<String> problems = new ArrayList<>();
                 final List<String> latencyProblems = new ArrayList<>();
                 final boolean isMeta = checkLine(line, first, problems, latencyProblems);
-                if (cut && !(problems.isEmpty() && latencyProblems.isEmpty()))
+                if (cut && TraceFiles.couldBeCutRecord(line) && !(problems.isEmpty() && latencyProblems.isEmpty()))
                 {
                     warnings.add(name + ":" + lineNumber + ": the last line is cut short (a capture still being " +
                         "written?) and was not checked");

@@ -119,4 +119,42 @@ class TraceValidatorTest
         assertEquals(1, problems.get(0).line());
         assertTrue(problems.get(0).message().startsWith("corrupt gzip data"), problems.get(0).message());
     }
+
+    @Test
+    void shouldReportAGarbageTailAsAProblemNotAsACutLine() throws IOException
+    {
+        final Path trace = dir.resolve("nul.jsonl");
+        Files.write(trace, ("{\"prompt_tokens\":5,\"output_tokens\":1,\"ttft_ms\":1}\n\u0000\u0000garbage")
+            .getBytes(StandardCharsets.UTF_8));
+        final List<TraceValidator.Problem> problems = new ArrayList<>();
+        final TraceValidator.Result result = TraceValidator.validate(trace, problems::add);
+        assertFalse(result.valid());
+        assertEquals(2, problems.get(0).line(), problems.toString());
+        assertEquals(List.of(), result.warnings(), "not a record still being written");
+        final TraceFormatException read = org.junit.jupiter.api.Assertions.assertThrows(TraceFormatException.class,
+            () -> TraceReader.readAll(trace));
+        assertTrue(read.getMessage().startsWith(trace + ":2: "), read.getMessage());
+    }
+
+    @Test
+    void shouldRefuseALineLongerThanTheLimitWithoutHoldingTheFile() throws IOException
+    {
+        final Path trace = dir.resolve("bomb.jsonl.gz");
+        try (OutputStream out = new GZIPOutputStream(Files.newOutputStream(trace)))
+        {
+            final byte[] zeros = new byte[1 << 20];
+            for (int i = 0; i <= LineSource.MAX_LINE_CHARS >> 20; i++)
+            {
+                out.write(zeros);
+            }
+        }
+        final List<TraceValidator.Problem> problems = new ArrayList<>();
+        assertFalse(TraceValidator.validate(trace, problems::add).valid());
+        assertEquals(1, problems.size());
+        assertTrue(problems.get(0).message().startsWith("line 1 is longer than 16 Mi characters"),
+            problems.get(0).message());
+        final TraceFormatException read = org.junit.jupiter.api.Assertions.assertThrows(TraceFormatException.class,
+            () -> TraceReader.readAll(trace));
+        assertTrue(read.getMessage().startsWith(trace + ": line 1 is longer"), read.getMessage());
+    }
 }

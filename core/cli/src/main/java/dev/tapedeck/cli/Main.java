@@ -49,6 +49,13 @@ public final class Main implements Runnable
             .setExecutionExceptionHandler(Main::reportFailure);
     }
 
+    /** One line of at most 500 characters, control characters (a binary file's bytes) shown as '?'. */
+    private static String printable(final String message)
+    {
+        final String line = message.replaceAll("[\\p{Cntrl}&&[^\\n\\t]]|\ufffd", "?");
+        return line.length() > 500 ? line.substring(0, 500) + "..." : line;
+    }
+
     /**
      * A flag picocli cannot parse (unknown, missing its value, a value of the wrong form): one line naming it and where
      * to look, exit code 2, no usage dump.
@@ -78,7 +85,8 @@ public final class Main implements Runnable
     {
         if (ex instanceof IllegalArgumentException || ex instanceof java.io.IOException)
         {
-            commandLine.getErr().println("tapedeck " + commandLine.getCommandName() + ": error: " + ex.getMessage());
+            commandLine.getErr().println("tapedeck " + commandLine.getCommandName() + ": error: " +
+                printable(String.valueOf(ex.getMessage())));
             return 2;
         }
         if (ex instanceof io.netty.channel.unix.Errors.NativeIoException || ex instanceof java.net.BindException)

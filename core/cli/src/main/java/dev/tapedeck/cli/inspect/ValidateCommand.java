@@ -22,7 +22,8 @@ import dev.tapedeck.trace.TraceValidator;
         "Check every line of a trace and report every problem as file:line: message (JSON, field types, the " +
             "record rules), then a count. A trace is valid as a latency source (vcr's rules: ttft_ms, and gaps for " +
             "multi-token records) or only as a workload (arrival, prompt and output lengths: what load and simulate " +
-            "replay); the last line says which. Exit code 0 when valid for --as, 1 when not.",
+            "replay); the last line says which. Exit code 0 when valid for --as and clean, 1 when not (a cut last " +
+            "line or a gzip stream without its trailer is tolerated by a replay but is not a clean file).",
         "Example: tapedeck inspect validate capture.jsonl",
         "         tapedeck inspect validate requests.jsonl --as workload"})
 public final class ValidateCommand implements Callable<Integer>
@@ -55,6 +56,14 @@ public final class ValidateCommand implements Callable<Integer>
             out.println("warning: " + warning);
         }
         final String records = result.records() + (1 == result.records() ? " record" : " records");
+        if (result.valid() && !result.warnings().isEmpty())
+        {
+            // a replay tolerates a cut last line or a missing gzip trailer; a file meant to be complete is not clean
+            out.println(file + ": not a clean file (" + result.warnings().size() + (1 == result.warnings().size() ?
+                " warning" : " warnings") + " above); " + records + " read before it");
+            out.flush();
+            return 1;
+        }
         if (result.valid())
         {
             out.println(file + ": valid, " + records + (result.hasMeta() ? " and a meta line" : ", no meta line"));

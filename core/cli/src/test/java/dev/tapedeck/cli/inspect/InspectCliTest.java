@@ -150,6 +150,20 @@ class InspectCliTest
     }
 
     @Test
+    void shouldNotCallACutOrMissingFileClean() throws IOException
+    {
+        final Path cut = dir.resolve("cut.jsonl");
+        Files.writeString(cut, "{\"prompt_tokens\":5,\"output_tokens\":1,\"ttft_ms\":1}\n{\"prompt_tokens\":6,");
+        final CliRun run = run("inspect", "validate", cut.toString());
+        assertEquals(1, run.exitCode(), run.out());
+        assertTrue(run.out().contains(cut + ": not a clean file (1 warning above); 1 record read before it"),
+            run.out());
+        final CliRun directory = run("inspect", "validate", dir.toString());
+        assertEquals(2, directory.exitCode());
+        assertTrue(directory.err().startsWith("tapedeck validate: error: " + dir + ": "), directory.err());
+    }
+
+    @Test
     void shouldGenerateAReproducibleValidDemoTrace() throws IOException
     {
         final Path first = dir.resolve("demo1.jsonl");
