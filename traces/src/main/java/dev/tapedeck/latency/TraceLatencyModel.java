@@ -266,7 +266,13 @@ public final class TraceLatencyModel implements LatencyModel
     /** The chunk-cost law for one chunk at KV depth 0, in ms. */
     double cost(final int chunkTokens)
     {
-        return lawC0 * chunkTokens + lawC1 * chunkTokens * (double)chunkTokens / 2;
+        return cost(chunkTokens, 0);
+    }
+
+    /** The chunk-cost law {@code c0 t + c1 ((d + t)^2 - d^2) / 2} for one chunk at KV depth {@code d}, in ms. */
+    private double cost(final int chunkTokens, final long depth)
+    {
+        return lawC0 * chunkTokens + lawC1 * (chunkTokens * (double)depth + chunkTokens * (double)chunkTokens / 2);
     }
 
     /**
@@ -327,7 +333,7 @@ public final class TraceLatencyModel implements LatencyModel
         for (int left = uncached; left > 0; )
         {
             final int chunk = Math.min(left, maxBatchedTokens);
-            final double chunkMs = lawC0 * chunk + lawC1 * (chunk * (double)depth + chunk * (double)chunk / 2);
+            final double chunkMs = cost(chunk, depth);
             ms += chunk >= maxBatchedTokens ? Math.max(chunkMs, fullStepFloorMs) : chunkMs;
             depth += chunk;
             left -= chunk;

@@ -15,6 +15,24 @@ final class Converters
     {
     }
 
+    /** A URL; one that does not parse (no scheme: {@code 127.0.0.1:8000}) is refused in words a user can act on. */
+    static final class Url implements CommandLine.ITypeConverter<java.net.URI>
+    {
+        @Override
+        public java.net.URI convert(final String value)
+        {
+            try
+            {
+                return new java.net.URI(value);
+            }
+            catch (final java.net.URISyntaxException ex)
+            {
+                throw new CommandLine.TypeConversionException("'" + value + "' is not a URL; give its scheme, e.g. " +
+                    "http://" + value);
+            }
+        }
+    }
+
     /** {@code 100ms}, {@code 1.5s}, {@code 250us}, or a number of milliseconds, to nanoseconds. */
     static final class DurationNs implements CommandLine.ITypeConverter<Long>
     {

@@ -31,8 +31,7 @@ final class KvEventsOptions
     @CommandLine.Option(names = "--kv-events-endpoint", paramLabel = "ENDPOINT",
         description = "PUB endpoint; bound when it has a wildcard (tcp://*:5557 = every interface, vLLM's " +
             "default; tcp://127.0.0.1:* = a free port), connected otherwise; replica or rank i uses port + i " +
-            "(default: " +
-            KvEventsSettings.DEFAULT_ENDPOINT + ", bound on loopback only).")
+            "(default: " + KvEventsSettings.DEFAULT_ENDPOINT + ", bound on loopback only).")
     String endpoint;
 
     @CommandLine.Option(names = "--kv-events-topic", paramLabel = "TOPIC",

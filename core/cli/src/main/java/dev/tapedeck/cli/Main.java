@@ -45,6 +45,7 @@ public final class Main implements Runnable
         return new CommandLine(new Main())
             .setCaseInsensitiveEnumValuesAllowed(true)
             .setUsageHelpAutoWidth(true)
+            .registerConverter(java.net.URI.class, new Converters.Url())
             .setParameterExceptionHandler(Main::reportBadFlag)
             .setExecutionExceptionHandler(Main::reportFailure);
     }
@@ -63,15 +64,7 @@ public final class Main implements Runnable
     private static int reportBadFlag(final CommandLine.ParameterException ex, final String[] args)
     {
         final CommandLine commandLine = ex.getCommandLine();
-        String message = String.valueOf(ex.getMessage());
-        if (message.contains("cannot convert '") && message.contains("to URI"))
-        {
-            final int start = message.indexOf("cannot convert '") + "cannot convert '".length();
-            final String value = message.substring(start, Math.max(start, message.indexOf('\'', start)));
-            message = message.substring(0, message.indexOf(':') + 1) + " '" + value + "' is not a URL; give its " +
-                "scheme, e.g. http://" + value;
-        }
-        commandLine.getErr().println("tapedeck " + commandLine.getCommandName() + ": error: " + message +
+        commandLine.getErr().println("tapedeck " + commandLine.getCommandName() + ": error: " + ex.getMessage() +
             " (tapedeck " + commandLine.getCommandName() + " --help lists every flag)");
         return 2;
     }

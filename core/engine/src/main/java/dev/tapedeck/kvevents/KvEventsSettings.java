@@ -103,15 +103,6 @@ public record KvEventsSettings(
     }
 
     /**
-     * @return tapedeck's default: {@link #DEFAULT_ENDPOINT}, bound on loopback, with vLLM's other defaults.
-     */
-    public static KvEventsSettings loopbackDefault()
-    {
-        return new KvEventsSettings(DEFAULT_ENDPOINT, null, "", false, 0, DEFAULT_BUFFER_STEPS, DEFAULT_RING_BYTES,
-            true);
-    }
-
-    /**
      * Settings with vLLM's defaults but the endpoint: no replay socket, topic {@code ""}, array events, rank 0,
      * {@link #DEFAULT_BUFFER_STEPS} batches kept, a {@link #DEFAULT_RING_BYTES} ring; the withers below change one
      * value each.

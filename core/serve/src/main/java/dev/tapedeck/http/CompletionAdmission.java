@@ -34,14 +34,6 @@ final class CompletionAdmission
     private final Executor preparer;
 
     /**
-     * Admission that prepares every request on the event loop.
-     */
-    CompletionAdmission(final Instance instance)
-    {
-        this(instance, null);
-    }
-
-    /**
      * @param instance the instance.
      * @param preparer where large bodies are parsed and tokenized ({@link #OFFLOAD_BODY_BYTES}), or null for the
      *     event loop.

@@ -13,6 +13,7 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.LastHttpContent;
 import org.agrona.concurrent.NanoClock;
 
@@ -85,8 +86,8 @@ final class ConnectionGuard
         headCtx = ctx;
         if (!census.admit(limits.maxConnections()))
         {
-            refuse(ctx, "503 Service Unavailable", 503, "ServiceUnavailableError", "too many open connections " +
-                "(--max-connections " + limits.maxConnections() + "); retry later");
+            refuse(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, "ServiceUnavailableError", "too many open " +
+                "connections (--max-connections " + limits.maxConnections() + "); retry later");
             census.refused();
             return;
         }
@@ -132,8 +133,9 @@ final class ConnectionGuard
         {
             if (limits.readTimeoutNs() > 0 && nowNs - readStartNs >= limits.readTimeoutNs())
             {
-                refuse(headCtx, "408 Request Timeout", 408, "RequestTimeoutError", "the request was not received " +
-                    "within " + TimeUnit.NANOSECONDS.toMillis(limits.readTimeoutNs()) + " ms (--http-read-timeout)");
+                refuse(headCtx, HttpResponseStatus.REQUEST_TIMEOUT, "RequestTimeoutError", "the request was not " +
+                    "received within " + TimeUnit.NANOSECONDS.toMillis(limits.readTimeoutNs()) +
+                    " ms (--http-read-timeout)");
             }
         }
         else if (limits.keepAliveTimeoutNs() > 0 && nowNs - idleSinceNs >= limits.keepAliveTimeoutNs())
@@ -143,13 +145,12 @@ final class ConnectionGuard
     }
 
     /** Answer with a complete response written below the codec, then close: nothing else is in flight. */
-    private static void refuse(final ChannelHandlerContext ctx, final String statusLine, final int code,
-        final String type, final String message)
+    private static void refuse(final ChannelHandlerContext ctx, final HttpResponseStatus status, final String type,
+        final String message)
     {
-        final byte[] body = ("{\"error\":{\"message\":" + dev.tapedeck.net.JsonBytes.quote(message) + ",\"type\":\"" +
-            type + "\",\"param\":null,\"code\":" + code + "}}").getBytes(StandardCharsets.UTF_8);
+        final byte[] body = ControlResponses.errorJson(status, type, message, null).getBytes(StandardCharsets.UTF_8);
         final ByteBuf response = Unpooled.buffer(160 + body.length);
-        response.writeCharSequence("HTTP/1.1 " + statusLine + "\r\ncontent-type: application/json\r\n" +
+        response.writeCharSequence("HTTP/1.1 " + status + "\r\ncontent-type: application/json\r\n" +
             "content-length: " + body.length + "\r\nconnection: close\r\n\r\n", StandardCharsets.US_ASCII);
         response.writeBytes(body);
         ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
@@ -221,16 +222,14 @@ final class ConnectionGuard
     }
 
     /**
-     * The open connections of one server, and how many were refused (logged at most once per 10 s). Thread safe.
+     * The open connections of one server, and the log lines of refused connections and failed accepts (each at most
+     * once per 10 s, with a count). Thread safe.
      */
     static final class Census
     {
-        private static final long LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(10);
-
-        private final NanoClock clock;
         private final AtomicInteger open = new AtomicInteger();
-        private final AtomicLong refusedSinceLog = new AtomicLong();
-        private final AtomicLong lastLogNs;
+        private final EveryTenSeconds refusedLog;
+        private final NanoClock clock;
 
         /**
          * @param clock the serve context's clock (log intervals).
@@ -238,7 +237,7 @@ final class ConnectionGuard
         Census(final NanoClock clock)
         {
             this.clock = clock;
-            lastLogNs = new AtomicLong(clock.nanoTime() - LOG_INTERVAL_NS);
+            refusedLog = new EveryTenSeconds(clock);
         }
 
         boolean admit(final int max)
@@ -258,22 +257,12 @@ final class ConnectionGuard
 
         void refused()
         {
-            refusedSinceLog.incrementAndGet();
-            final long nowNs = clock.nanoTime();
-            final long last = lastLogNs.get();
-            if (nowNs - last >= LOG_INTERVAL_NS && lastLogNs.compareAndSet(last, nowNs))
+            final long count = refusedLog.countAndTakeIfDue();
+            if (count > 0)
             {
-                LOG.log(System.Logger.Level.WARNING, "refused {0} connection(s) over --max-connections in the " +
-                    "last {1} s", refusedSinceLog.getAndSet(0), TimeUnit.NANOSECONDS.toSeconds(nowNs - last));
+                LOG.log(System.Logger.Level.WARNING, "refused {0} connection(s) over --max-connections since the " +
+                    "last such line (at most one per 10 s)", count);
             }
-        }
-
-        /**
-         * @return connections open now.
-         */
-        int open()
-        {
-            return open.get();
         }
 
         /**
@@ -282,23 +271,54 @@ final class ConnectionGuard
          */
         ChannelInboundHandlerAdapter acceptErrors()
         {
-            final AtomicLong failures = new AtomicLong();
-            final AtomicLong lastNs = new AtomicLong(clock.nanoTime() - LOG_INTERVAL_NS);
+            final EveryTenSeconds failures = new EveryTenSeconds(clock);
             return new ChannelInboundHandlerAdapter()
             {
                 @Override
                 public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause)
                 {
-                    failures.incrementAndGet();
-                    final long nowNs = clock.nanoTime();
-                    if (nowNs - lastNs.get() >= LOG_INTERVAL_NS)
+                    final long count = failures.countAndTakeIfDue();
+                    if (count > 0)
                     {
-                        lastNs.set(nowNs);
                         LOG.log(System.Logger.Level.WARNING, "accepting connections on {0} failed {1} time(s) " +
-                            "in the last 10 s: {2}", ctx.channel().localAddress(), failures.getAndSet(0), cause);
+                            "since the last such line (at most one per 10 s): {2}", ctx.channel().localAddress(),
+                            count, cause);
                     }
                 }
             };
+        }
+    }
+
+    /**
+     * Counts events and lets one through at most every 10 s of the clock, with how many happened since the last one
+     * (the first one always). Thread safe.
+     */
+    private static final class EveryTenSeconds
+    {
+        private static final long INTERVAL_NS = TimeUnit.SECONDS.toNanos(10);
+
+        private final NanoClock clock;
+        private final AtomicLong count = new AtomicLong();
+        private final AtomicLong lastNs;
+
+        EveryTenSeconds(final NanoClock clock)
+        {
+            this.clock = clock;
+            lastNs = new AtomicLong(clock.nanoTime() - INTERVAL_NS);
+        }
+
+        /**
+         * Count one event.
+         *
+         * @return the events counted since the last one let through, this one included, when this one is let through;
+         *     else 0.
+         */
+        long countAndTakeIfDue()
+        {
+            count.incrementAndGet();
+            final long nowNs = clock.nanoTime();
+            final long last = lastNs.get();
+            return nowNs - last >= INTERVAL_NS && lastNs.compareAndSet(last, nowNs) ? count.getAndSet(0) : 0;
         }
     }
 }

@@ -33,14 +33,22 @@ final class ControlResponses
     static FullHttpResponse error(final HttpResponseStatus status, final String type, final String message,
         final String param)
     {
-        final String body = "{\"error\":{\"message\":" + JsonBytes.quote(message) + ",\"type\":" +
-            JsonBytes.quote(type) + ",\"param\":" + JsonBytes.quote(param) + ",\"code\":" + status.code() + "}}";
-        final FullHttpResponse response = json(status, body);
+        final FullHttpResponse response = json(status, errorJson(status, type, message, param));
         if (HttpResponseStatus.TOO_MANY_REQUESTS.equals(status))
         {
             response.headers().set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS); // the queue turns over fast
         }
         return response;
+    }
+
+    /**
+     * @return the body of {@link #error}: {@code {"error":{"message":..,"type":..,"param":..,"code":<status>}}}.
+     */
+    static String errorJson(final HttpResponseStatus status, final String type, final String message,
+        final String param)
+    {
+        return "{\"error\":{\"message\":" + JsonBytes.quote(message) + ",\"type\":" + JsonBytes.quote(type) +
+            ",\"param\":" + JsonBytes.quote(param) + ",\"code\":" + status.code() + "}}";
     }
 
     static FullHttpResponse error(final ApiException ex)

@@ -194,7 +194,6 @@ final class LaxFields
 
     private static ApiException invalid(final String type, final String field, final String message)
     {
-        return ApiException.validation("1 validation error:\n  {'type': '" + type + "', 'loc': ('body', '" + field +
-            "'), 'msg': '" + message + "'}", "body." + field);
+        return ApiException.validation(RequestParser.typeError(type, field, message), "body." + field);
     }
 }

@@ -404,7 +404,10 @@ final class RequestParser
         return "1 validation error:\n  {'type': 'missing', 'loc': ('body', '" + field + "'), 'msg': 'Field required'}";
     }
 
-    private static String typeError(final String type, final String field, final String message)
+    /**
+     * @return pydantic's one-error message for {@code body.<field>}.
+     */
+    static String typeError(final String type, final String field, final String message)
     {
         return "1 validation error:\n  {'type': '" + type + "', 'loc': ('body', '" + field + "'), 'msg': '" +
             message + "'}";
