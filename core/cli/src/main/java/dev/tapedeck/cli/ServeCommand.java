@@ -160,6 +160,9 @@ public final class ServeCommand implements Callable<Integer>
     @CommandLine.Mixin
     KvTransferOptions kvTransfer = new KvTransferOptions();
 
+    @CommandLine.Mixin
+    FaultOptions faults = new FaultOptions();
+
     static boolean isServing()
     {
         return serving;
@@ -202,7 +205,8 @@ public final class ServeCommand implements Callable<Integer>
             .kvEvents(kvEvents.enabled ? kvEvents.settings(VllmLine.of(vllmVersion), "", 0) : null)
             .llmdKvEventsTopic(!kvEvents.hasTopic())
             .kvTransfer(kvTransfer.settings(modelName, engine.kvBytesPerToken))
-            .capture(capture.settings());
+            .capture(capture.settings())
+            .faults(faults.settings());
     }
 
     private LoraSettings loraSettings(final List<String> names)

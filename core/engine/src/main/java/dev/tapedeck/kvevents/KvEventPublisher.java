@@ -1,6 +1,7 @@
 package dev.tapedeck.kvevents;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -51,6 +52,9 @@ public final class KvEventPublisher implements Agent
     private ZMQ.Socket replay;
     private long nextSequence;
     private long droppedLogged;
+    private volatile long faultDroppedBatches;
+    /** Batches held back by a delay fault: {due time (System.nanoTime), sequence}, in order. */
+    private final ArrayDeque<long[]> delayed = new ArrayDeque<>();
 
     /**
      * A publisher for events an engine stages.
@@ -184,6 +188,10 @@ public final class KvEventPublisher implements Agent
             return 0;
         }
         int work = stager.ring().read(batchHandler, BATCHES_PER_POLL);
+        if (!delayed.isEmpty())
+        {
+            work += sendDelayed(false);
+        }
         if (null != replay)
         {
             work += serveReplay(replay);
@@ -204,6 +212,7 @@ public final class KvEventPublisher implements Agent
             {
                 reportDrops();
             }
+            sendDelayed(true);
         }
         closeSockets();
     }
@@ -227,10 +236,51 @@ public final class KvEventPublisher implements Agent
         final byte[] payload = encoder.encode(buffer, index, length);
         final long sequence = nextSequence++;
         history[(int)(sequence % history.length)] = payload;
+        publishedBatches = sequence + 1;
+        if (stager.faultDrop())
+        {
+            faultDroppedBatches++; // numbered and kept for replay: the subscriber sees a gap, as after a lost batch
+            return;
+        }
+        final long delayNs = stager.faultDelayNs();
+        if (delayNs > 0 || !delayed.isEmpty())
+        {
+            delayed.addLast(new long[] {System.nanoTime() + delayNs, sequence});
+            return;
+        }
+        send(sequence, payload);
+    }
+
+    private void send(final long sequence, final byte[] payload)
+    {
         publisher.sendMore(topic);
         publisher.sendMore(sequenceBytes(sequence));
         publisher.send(payload, 0);
-        publishedBatches = sequence + 1;
+    }
+
+    /** Send the batches held back by a delay fault whose time has come, in order. */
+    private int sendDelayed(final boolean all)
+    {
+        int sent = 0;
+        final long nowNs = System.nanoTime();
+        while (!delayed.isEmpty() && (all || delayed.peekFirst()[0] - nowNs <= 0))
+        {
+            final long sequence = delayed.pollFirst()[1];
+            if (sequence >= nextSequence - history.length)
+            {
+                send(sequence, history[(int)(sequence % history.length)]);
+            }
+            sent++;
+        }
+        return sent;
+    }
+
+    /**
+     * @return batches not sent because of a {@code kv-events drop} fault (they stay available for replay).
+     */
+    public long faultDroppedBatches()
+    {
+        return faultDroppedBatches;
     }
 
     private int serveReplay(final ZMQ.Socket replay)

@@ -32,6 +32,8 @@ import dev.tapedeck.kv.KvEventSink;
  */
 public final class KvEventStager implements KvEventSink
 {
+    private volatile boolean faultDrop;
+    private volatile long faultDelayNs;
     static final byte STORED = 1;
     static final byte REMOVED = 2;
     static final byte CLEARED = 3;
@@ -134,6 +136,29 @@ public final class KvEventStager implements KvEventSink
     public long droppedBatches()
     {
         return droppedBatches.get();
+    }
+
+    /**
+     * Inject a fault into what the publisher sends: from now on its batches are dropped (still numbered and kept for
+     * replay, so a subscriber sees the gap), or held back. Any thread.
+     *
+     * @param drop true to drop batches.
+     * @param delayNs how long to hold each batch back (0: none).
+     */
+    public void fault(final boolean drop, final long delayNs)
+    {
+        faultDelayNs = delayNs;
+        faultDrop = drop;
+    }
+
+    boolean faultDrop()
+    {
+        return faultDrop;
+    }
+
+    long faultDelayNs()
+    {
+        return faultDelayNs;
     }
 
     OneToOneRingBuffer ring()

@@ -481,7 +481,11 @@ public final class PrometheusExposition
         out.append("} ").append(GoFloat.format(value)).append('\n');
     }
 
-    static String escape(final String value)
+    /**
+     * @param value a label value.
+     * @return it escaped for the Prometheus text format (backslash, double quote, newline).
+     */
+    public static String escape(final String value)
     {
         return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }

@@ -68,6 +68,79 @@ class KvEventPublisherAgentTest
     }
 
     @Test
+    void shouldDropOrHoldBackBatchesUnderAFaultAndKeepThemForReplay() throws Exception
+    {
+        final KvEventStager stager = new KvEventStager(64 * 1024);
+        try (ZContext zmq = new ZContext(1))
+        {
+            final KvEventPublisher publisher = new KvEventPublisher(KvEventsSettings.publishOn("tcp://127.0.0.1:*")
+                .replayEndpoint("tcp://127.0.0.1:*").topic("kv@test").bufferSteps(10).ringBytes(64 * 1024), stager,
+                zmq);
+            final AgentInvoker invoker = new AgentInvoker(Throwable::printStackTrace, null, publisher);
+            invoker.start();
+            final ZMQ.Socket subscriber = zmq.createSocket(SocketType.SUB);
+            subscriber.subscribe(new byte[0]);
+            subscriber.connect(publisher.endpoint());
+            long sequence = -1;
+            for (int i = 0; i < 1000 && -1 == sequence; i++) // a SUB joins late: publish until one arrives
+            {
+                stager.blockRemoved(i);
+                stager.endOfStep(i);
+                invoker.invoke();
+                sequence = receiveSequence(subscriber, 10);
+            }
+            assertTrue(sequence >= 0, "the subscriber is connected");
+            while (receiveSequence(subscriber, 50) >= 0)
+            {
+                sequence++;
+            }
+
+            stager.fault(true, 0); // drop
+            stager.blockRemoved(7L);
+            stager.endOfStep(1);
+            invoker.invoke();
+            assertEquals(-1, receiveSequence(subscriber, 200), "a dropped batch is not sent");
+            assertEquals(1, publisher.faultDroppedBatches());
+
+            stager.fault(false, TimeUnit.MILLISECONDS.toNanos(300)); // delay
+            stager.blockRemoved(8L);
+            stager.endOfStep(2);
+            invoker.invoke();
+            assertEquals(-1, receiveSequence(subscriber, 100), "held back for 300 ms");
+            stager.fault(false, 0);
+            long delayed = -1;
+            for (int i = 0; i < 2000 && -1 == delayed; i++) // a bound on a hang, not a timing check
+            {
+                invoker.invoke();
+                delayed = receiveSequence(subscriber, 5);
+            }
+            assertEquals(sequence + 2, delayed, "the delayed batch comes later; the dropped one left a gap");
+            final List<byte[][]> replayed = replay(zmq, publisher.replayEndpoint(), invoker);
+            boolean droppedReplayed = false;
+            for (final byte[][] message : replayed)
+            {
+                droppedReplayed |= java.nio.ByteBuffer.wrap(message[1]).getLong() == sequence + 1;
+            }
+            assertTrue(droppedReplayed, "the dropped batch can be replayed, as after a real loss");
+            invoker.close();
+        }
+    }
+
+    /** The sequence number of the next message, or -1 if none comes within the wait. */
+    private static long receiveSequence(final ZMQ.Socket subscriber, final int waitMs)
+    {
+        subscriber.setReceiveTimeOut(waitMs);
+        final byte[] topic = subscriber.recv(0);
+        if (null == topic)
+        {
+            return -1;
+        }
+        final byte[] sequence = subscriber.recv(0);
+        subscriber.recv(0);
+        return java.nio.ByteBuffer.wrap(sequence).getLong();
+    }
+
+    @Test
     void shouldFailItsBindFutureAndStayIdleWhenTheEndpointIsTaken()
     {
         try (ZContext zmq = new ZContext(1))

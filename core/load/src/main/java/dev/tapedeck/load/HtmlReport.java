@@ -262,11 +262,22 @@ public final class HtmlReport
         if (0 == rows.length())
         {
             out.append("<p>No request failed.</p>\n");
-            return;
         }
-        out.append("<table>\n<thead><tr><th>point</th><th>kind</th><th class=\"n\">requests</th>")
-            .append("<th class=\"n\">share</th><th>first message from the server</th></tr></thead>\n<tbody>\n")
-            .append(rows).append("</tbody></table>\n");
+        else
+        {
+            out.append("<table>\n<thead><tr><th>point</th><th>kind</th><th class=\"n\">requests</th>")
+                .append("<th class=\"n\">share</th><th>first message from the server</th></tr></thead>\n<tbody>\n")
+                .append(rows).append("</tbody></table>\n");
+        }
+        for (final JsonNode point : report.path("points"))
+        {
+            if (!point.path("faults_injected").isEmpty())
+            {
+                out.append("<p>").append(esc(point.path("label").asText())).append(": faults injected by the server ")
+                    .append("(<code>tapedeck:faults_injected_total</code>): ")
+                    .append(esc(ResultTable.faults(point.path("faults_injected")))).append("</p>\n");
+            }
+        }
     }
 
     private static void notes(final JsonNode report, final StringBuilder out)

@@ -112,7 +112,7 @@ public final class LoadJob
                     break;
                 }
                 final MetricsScraper scraper = null == settings.scrapeUrl() ? null :
-                    new MetricsScraper(settings.scrapeUrl()).bracketRun(null != settings.prefillUrl());
+                    new MetricsScraper(settings.scrapeUrl()).bracketRun(true);
                 client.preconnect(spec.settings().warmConnections(), java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
                 final LoadRun run = new LoadRun(spec.settings(), client, settings.bodies());
                 current = run;
@@ -151,7 +151,7 @@ public final class LoadJob
                     scraper.stop();
                 }
                 points.add(new LoadReport.Point(result, spec.level(), null == scraper ? null : scraper.series(),
-                    null == scraper ? null : scraper.kvTransfer()));
+                    null == scraper ? null : scraper.kvTransfer(), null == scraper ? null : scraper.faultsInjected()));
             }
         }
         final ObjectNode report = LoadReport.build(settings.target(), settings.options(), settings.slo(),

@@ -40,10 +40,26 @@ public final class LoadReport
      *     null without {@code --scrape-metrics}.
      * @param kvTransfer what the server's KV transfer histogram grew by during the run, or null when it was not
      *     scraped or not reported.
+     * @param faultsInjected faults the server injected during the run, by kind
+     *     ({@code tapedeck:faults_injected_total}), or null when it was not scraped or not reported.
      */
     public record Point(RunResult result, double level, List<Map<String, Double>> server,
-        MetricsScraper.KvTransfer kvTransfer)
+        MetricsScraper.KvTransfer kvTransfer, Map<String, Long> faultsInjected)
     {
+        /**
+         * A point without fault counts.
+         *
+         * @param result the run.
+         * @param level the sweep level, or NaN.
+         * @param server server metrics per second, or null.
+         * @param kvTransfer the server's KV transfer totals, or null.
+         */
+        public Point(final RunResult result, final double level, final List<Map<String, Double>> server,
+            final MetricsScraper.KvTransfer kvTransfer)
+        {
+            this(result, level, server, kvTransfer, null);
+        }
+
         /**
          * A point without KV transfer totals.
          *
@@ -53,7 +69,7 @@ public final class LoadReport
          */
         public Point(final RunResult result, final double level, final List<Map<String, Double>> server)
         {
-            this(result, level, server, null);
+            this(result, level, server, null, null);
         }
     }
 
@@ -168,6 +184,10 @@ public final class LoadReport
         if (!r.errorMessages.isEmpty())
         {
             node.set("error_messages", JSON.valueToTree(r.errorMessages));
+        }
+        if (null != point.faultsInjected())
+        {
+            node.set("faults_injected", JSON.valueToTree(point.faultsInjected()));
         }
         final double seconds = Math.max(1e-9, result.measuredSeconds());
         final ObjectNode throughput = node.putObject("throughput");

@@ -27,7 +27,8 @@ import org.agrona.concurrent.SystemNanoClock;
  * It also keeps the totals of vLLM's NIXL KV transfer histogram ({@code vllm:nixl_xfer_time_seconds}, recorded by the
  * decode side of a prefill/decode pair) at the first and the last successful scrape; with {@link #bracketRun},
  * {@link #start} and {@link #stop} each scrape once more on the caller's thread, so the difference covers the whole
- * run ({@link #kvTransfer}).
+ * run ({@link #kvTransfer}). The same two scrapes bound the faults a tapedeck server injected during the run
+ * ({@code tapedeck:faults_injected_total}, by its {@code fault} label: {@link #faultsInjected}).
  * <p>
  * An Agrona agent: between {@link #start} and {@link #stop} an {@code AgentRunner} runs it on its own thread
  * ({@code tapedeck-scrape}, sleeping 10 ms when no scrape is due); a test may drive it with an {@code AgentInvoker}
@@ -55,6 +56,7 @@ public final class MetricsScraper implements Agent
     }
 
     private static final String XFER_SUM = "vllm:nixl_xfer_time_seconds_sum";
+    private static final String FAULTS = "tapedeck:faults_injected_total";
     private static final String XFER_COUNT = "vllm:nixl_xfer_time_seconds_count";
 
     /**
@@ -85,6 +87,8 @@ public final class MetricsScraper implements Agent
     private int second;
     private double[] firstXfer;
     private double[] lastXfer;
+    private Map<String, Double> firstFaults;
+    private Map<String, Double> lastFaults;
     private boolean bracketRun;
 
     /**
@@ -111,7 +115,7 @@ public final class MetricsScraper implements Agent
      * Scrape once more just before and just after the run ({@link #start}, {@link #stop}), so the KV transfer totals
      * cover all of it (before start).
      *
-     * @param bracket true for a prefill/decode run, which reports the KV transfer time.
+     * @param bracket true when the totals (KV transfer time, faults injected) must cover the whole run; load does.
      * @return this.
      */
     public MetricsScraper bracketRun(final boolean bracket)
@@ -168,6 +172,29 @@ public final class MetricsScraper implements Agent
         final double seconds = lastXfer[0] - firstXfer[0];
         final double transfers = lastXfer[1] - firstXfer[1];
         return seconds < 0 || transfers < 0 ? null : new KvTransfer(seconds, transfers);
+    }
+
+    /**
+     * @return how many faults of each kind ({@code fault} label of {@code tapedeck:faults_injected_total}, summed over
+     *     other labels) the server injected between the first and the last successful scrape, kinds that did not grow
+     *     left out; null when no scrape showed the metric (not a tapedeck server, or fault injection off).
+     */
+    public Map<String, Long> faultsInjected()
+    {
+        if (null == lastFaults)
+        {
+            return null;
+        }
+        final Map<String, Long> grown = new java.util.TreeMap<>();
+        lastFaults.forEach((fault, n) ->
+        {
+            final long delta = Math.round(n - firstFaults.getOrDefault(fault, 0.0));
+            if (delta > 0)
+            {
+                grown.put(fault, delta);
+            }
+        });
+        return grown;
     }
 
     @Override
@@ -259,6 +286,7 @@ public final class MetricsScraper implements Agent
         final Map<String, Double> counters = new LinkedHashMap<>();
         final double[] xfer = {0, 0};
         boolean xferSeen = false;
+        Map<String, Double> faults = null;
         for (final String line : text.split("\n"))
         {
             if (line.isEmpty() || '#' == line.charAt(0))
@@ -295,6 +323,11 @@ public final class MetricsScraper implements Agent
                 xfer[XFER_SUM.equals(name) ? 0 : 1] += value;
                 xferSeen = true;
             }
+            if (FAULTS.equals(name))
+            {
+                faults = null == faults ? new LinkedHashMap<>() : faults;
+                faults.merge(label(line, "fault"), value, Double::sum);
+            }
             final String counter = COUNTERS.get(name);
             if (null != counter)
             {
@@ -322,6 +355,27 @@ public final class MetricsScraper implements Agent
         {
             lastXfer = xfer;
         }
+        if (null == firstFaults)
+        {
+            firstFaults = null == faults ? Map.of() : faults;
+        }
+        if (null != faults)
+        {
+            lastFaults = faults;
+        }
         return values;
+    }
+
+    /** The value of one label of a sample line, or "" when it has none. */
+    private static String label(final String line, final String label)
+    {
+        final int at = line.indexOf(label + "=\"");
+        if (at < 0)
+        {
+            return "";
+        }
+        final int from = at + label.length() + 2;
+        final int to = line.indexOf('"', from);
+        return to < 0 ? "" : line.substring(from, to);
     }
 }

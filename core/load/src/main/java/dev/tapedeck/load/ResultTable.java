@@ -48,6 +48,10 @@ public final class ResultTable
                 point.path("error_messages").properties().forEach(m ->
                     out.println("    " + m.getKey() + ": " + m.getValue().asText()));
             }
+            if (!point.path("faults_injected").isEmpty())
+            {
+                out.println("  faults injected by the server: " + faults(point.path("faults_injected")));
+            }
         }
         if (report.has("pareto"))
         {
@@ -119,5 +123,17 @@ public final class ResultTable
     private static String truncate(final String text, final int width)
     {
         return text.length() <= width ? text : text.substring(0, width - 1) + "~";
+    }
+
+    /**
+     * @param faults a point's {@code faults_injected}.
+     * @return them as {@code rate_limit 41, reset 12}.
+     */
+    static String faults(final JsonNode faults)
+    {
+        final StringBuilder out = new StringBuilder();
+        faults.properties().forEach(f -> out.append(out.length() > 0 ? ", " : "").append(f.getKey()).append(' ')
+            .append(f.getValue().asLong()));
+        return out.toString();
     }
 }

@@ -124,6 +124,29 @@ class MetricsScraperTest
     }
 
     @Test
+    void shouldCountTheFaultsTheServerInjectedDuringTheRunByKind()
+    {
+        final MetricsScraper scraper = new MetricsScraper(URI.create("http://127.0.0.1:9/metrics"),
+            new CachedNanoClock());
+        scraper.parse("vllm:num_requests_running 0\n");
+        assertNull(scraper.faultsInjected(), "not reported: no fault injection on the server");
+        scraper.parse("tapedeck:faults_injected_total{fault=\"rate_limit\",model_name=\"m\"} 3\n" +
+            "tapedeck:faults_injected_total{fault=\"reset\",model_name=\"m\"} 0\n");
+        scraper.parse("# TYPE tapedeck:faults_injected_total counter\n" +
+            "tapedeck:faults_injected_total{fault=\"rate_limit\",model_name=\"m\"} 7\n" +
+            "tapedeck:faults_injected_total{fault=\"reset\",model_name=\"m\"} 2\n" +
+            "tapedeck:faults_injected_total{fault=\"down\",model_name=\"m\"} 0\n");
+        assertEquals(java.util.Map.of("rate_limit", 7L, "reset", 2L), scraper.faultsInjected(),
+            "a metric missing from the first scrape counts from zero; kinds that did not grow are left out");
+
+        final MetricsScraper baseline = new MetricsScraper(URI.create("http://127.0.0.1:9/metrics"),
+            new CachedNanoClock());
+        baseline.parse("tapedeck:faults_injected_total{fault=\"stall\",model_name=\"m\"} 5\n");
+        baseline.parse("tapedeck:faults_injected_total{fault=\"stall\",model_name=\"m\"} 6\n");
+        assertEquals(java.util.Map.of("stall", 1L), baseline.faultsInjected(), "the first scrape is the baseline");
+    }
+
+    @Test
     void shouldRefuseAScrapeUrlThatIsNotHttp()
     {
         final LoadContext context = new LoadContext().urls(List.of(URI.create("http://127.0.0.1:8000")))

@@ -156,9 +156,9 @@ final class CompletionAdmission
         {
             throw prepared.refusal();
         }
-        final long arrivalNs = prepared.arrivalNs();
         final ServeOptions options = instance.options();
         final HttpFront front = instance.route(http.headers().get(Instance.DATA_PARALLEL_RANK_HEADER));
+        final long arrivalNs = front.engineTimeNs(prepared.arrivalNs());
         final Engine engine = front.engine();
         final LoraAdapter lora = null == request.model || options.serves(request.model) ? null :
             instance.loras().byName(request.model);

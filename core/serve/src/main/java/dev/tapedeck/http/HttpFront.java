@@ -35,6 +35,10 @@ final class HttpFront implements OutputSink
     private final Histogram emissionLatenessNs = new Histogram(60_000_000_000L, 3);
     private long tokensEmitted;
     private long batches;
+    /** Time the engine's clock lost to stalls: the engine runs on the face's clock minus this. */
+    private long stalledNs;
+    /** When the current stall began on the face's clock, {@link Long#MIN_VALUE} when not stalled. */
+    private long stallStartNs = Long.MIN_VALUE;
 
     /**
      * @param loop the event loop the engine and its connections live on.
@@ -69,18 +73,60 @@ final class HttpFront implements OutputSink
     }
 
     /**
-     * @return the current time on the engine's clock ({@link ServeOptions#nanoClock()}), in nanoseconds.
+     * @return the current time on the engine's clock, in nanoseconds: the face's clock
+     *     ({@link ServeOptions#nanoClock()}) less the time the engine was stalled, frozen during a stall.
      */
     long nowNs()
     {
-        return options.nanoClock().nanoTime();
+        return engineTimeNs(options.nanoClock().nanoTime());
     }
 
     /**
-     * Let the engine catch up with the clock and arm the timer for its next deadline.
+     * @param faceNs a time on the face's clock.
+     * @return the same moment on the engine's clock (a moment inside a stall maps to the stall's start).
+     */
+    long engineTimeNs(final long faceNs)
+    {
+        final long ns = Long.MIN_VALUE == stallStartNs ? faceNs : Math.min(faceNs, stallStartNs);
+        return ns - stalledNs;
+    }
+
+    /**
+     * Stop or restart the engine's clock (a {@code stall} fault): while stalled the engine takes no steps and every
+     * stream of this rank pauses; afterwards it goes on where it stopped, its clock behind the face's by the stall.
+     *
+     * @param stalled true to stall, false to resume.
+     */
+    void stall(final boolean stalled)
+    {
+        final long faceNs = options.nanoClock().nanoTime();
+        if (stalled && Long.MIN_VALUE == stallStartNs)
+        {
+            stallStartNs = faceNs;
+            if (null != armed)
+            {
+                armed.cancel(false);
+                armed = null;
+                armedDeadlineNs = Long.MAX_VALUE;
+            }
+        }
+        else if (!stalled && Long.MIN_VALUE != stallStartNs)
+        {
+            stalledNs += faceNs - stallStartNs;
+            stallStartNs = Long.MIN_VALUE;
+            kick();
+        }
+    }
+
+    /**
+     * Let the engine catch up with the clock and arm the timer for its next deadline (not while stalled).
      */
     void kick()
     {
+        if (Long.MIN_VALUE != stallStartNs)
+        {
+            return;
+        }
         engine.doWork(nowNs());
         // the delay is measured from now, after the batch was written, or every step would be late by that much
         rearm(nowNs());

@@ -117,13 +117,18 @@ public final class HttpServer implements AutoCloseable
                 final Channel channel = bind(bootstrap, options.host(), port);
                 // after Netty's acceptor (added when the channel registered), which passes accept failures on
                 channel.pipeline().addLast("accept-errors", server.census.acceptErrors());
-                instance.serverChannel(channel);
+                instance.serverChannel(channel, bootstrap);
             }
         }
         catch (final InterruptedException | RuntimeException ex)
         {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw ex;
+        }
+        final long runStartNs = options.nanoClock().nanoTime();
+        for (final Instance instance : instances)
+        {
+            instance.loop().execute(() -> instance.faults().startSchedule(runStartNs));
         }
         if (Transport.NIO == transport)
         {
@@ -167,6 +172,7 @@ public final class HttpServer implements AutoCloseable
             protected void initChannel(final SocketChannel channel)
             {
                 channels.add(channel);
+                instance.connected(channel);
                 addHandlers(channel.pipeline(), decoderConfig, instance, admission, census);
             }
         };
@@ -289,7 +295,7 @@ public final class HttpServer implements AutoCloseable
             aborted = inFlight();
             for (final Instance instance : instances)
             {
-                instance.loop().submit(() -> instance.abortAll(clock.nanoTime())).get();
+                instance.loop().submit(instance::abortAll).get();
                 instance.serverChannel().close().sync();
             }
             channels.close().await(2, TimeUnit.SECONDS);

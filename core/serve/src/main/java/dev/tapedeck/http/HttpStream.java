@@ -60,6 +60,13 @@ final class HttpStream
     /** Due times (the model's) of the tokens not yet written. */
     private long[] pendingDueNs = new long[8];
     private int pendingTokens;
+    /** Tokens generated for this response, over its choices. */
+    private int generatedTokens;
+    /** Tokens written to the client. */
+    private int writtenTokens;
+    /** An injected fault, or null (almost always). */
+    private StreamFault fault;
+    private boolean headHeld;
 
     /** Told when the response is complete (written, or abandoned by the client). */
     interface Completion
@@ -109,6 +116,11 @@ final class HttpStream
      */
     void writeHead()
     {
+        if (null != fault && fault.holding())
+        {
+            headHeld = true; // written by resume()
+            return;
+        }
         final DefaultHttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         head.headers().add(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
             .add(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
@@ -131,7 +143,40 @@ final class HttpStream
             pendingDueNs = java.util.Arrays.copyOf(pendingDueNs, pendingTokens * 2);
         }
         pendingDueNs[pendingTokens++] = dueNs;
+        generatedTokens++;
         markDirty();
+    }
+
+    /**
+     * @param value the fault injected into this response.
+     */
+    void fault(final StreamFault value)
+    {
+        fault = value;
+    }
+
+    /**
+     * The end of a stall or first-byte fault: write what was held back.
+     */
+    void resume()
+    {
+        if (closed || done || fault.holding())
+        {
+            return;
+        }
+        if (headHeld)
+        {
+            headHeld = false;
+            writeHead();
+        }
+        if (streaming)
+        {
+            onWritable();
+        }
+        else
+        {
+            flush();
+        }
     }
 
     private void onWritten()
@@ -141,6 +186,7 @@ final class HttpStream
         {
             front.onTokenWritten(writtenNs - pendingDueNs[i]);
         }
+        writtenTokens += pendingTokens;
         pendingTokens = 0;
     }
 
@@ -189,6 +235,17 @@ final class HttpStream
         {
             return;
         }
+        if (null != fault)
+        {
+            if (!streaming)
+            {
+                fault.onTokens(generatedTokens);
+            }
+            if (fault.holding())
+            {
+                return;
+            }
+        }
         if (streaming)
         {
             if (ctx.channel().isWritable())
@@ -208,7 +265,7 @@ final class HttpStream
      */
     void onWritable()
     {
-        if (!closed && !done && streaming)
+        if (!closed && !done && streaming && (null == fault || !fault.holding()))
         {
             flushStream();
         }
@@ -247,6 +304,10 @@ final class HttpStream
         }
         wireCtx.flush();
         onWritten();
+        if (null != fault)
+        {
+            fault.onTokens(writtenTokens);
+        }
         if (finishedAll)
         {
             complete();

@@ -1,15 +1,23 @@
 package dev.tapedeck.http;
 
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
+import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.fault.FaultSchedule;
+import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.kvtransfer.NixlConnector;
 import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.lora.LoraTable;
@@ -38,7 +46,14 @@ final class Instance
     private final PrometheusExposition exposition;
     private final SeededRandom idRandom;
     private final LoraTable loras;
+    private final List<EngineConfig> rankConfigs;
+    private final FaultInjector faults;
+    /** This instance's connections, so that a {@code down} fault can reset them. */
+    private final ChannelGroup connections;
     private Channel serverChannel;
+    private ServerBootstrap bootstrap;
+    private InetSocketAddress boundAddress;
+    private boolean down;
 
     Instance(final int index, final EventLoop loop, final ServeOptions options, final List<EngineConfig> rankConfigs,
         final Tokenizer tokenizer)
@@ -52,6 +67,8 @@ final class Instance
         this.options = options;
         this.tokenizer = tokenizer;
         this.ranks = new HttpFront[rankConfigs.size()];
+        this.rankConfigs = List.copyOf(rankConfigs);
+        this.connections = new DefaultChannelGroup("instance-" + index, loop);
         final List<Engine> engines = new ArrayList<>(ranks.length);
         final List<Map<String, String>> labels = new ArrayList<>(ranks.length);
         final long nowNs = options.nanoClock().nanoTime();
@@ -76,6 +93,7 @@ final class Instance
             }
         }
         this.idRandom = new SeededRandom(SeededRandom.mix(rankConfigs.get(0).seed(), 0x1d5L));
+        this.faults = new FaultInjector(this, options.faults(), rankConfigs.get(0).seed());
         final double startEpochSeconds = options.epochClock().nanoTime() / 1e9;
         this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds, engines,
             labels);
@@ -231,14 +249,12 @@ final class Instance
 
     /**
      * Abort whatever is still in flight on every rank and write the aborts out.
-     *
-     * @param nowNs the time of the abort.
      */
-    void abortAll(final long nowNs)
+    void abortAll()
     {
         for (final HttpFront front : ranks)
         {
-            front.engine().abortAll(nowNs);
+            front.engine().abortAll(front.nowNs());
             front.kick();
         }
     }
@@ -252,11 +268,10 @@ final class Instance
      */
     int resetPrefixCache()
     {
-        final long nowNs = options.nanoClock().nanoTime();
         int reset = 0;
         for (int r = 0; r < ranks.length; r++)
         {
-            if (ranks[r].engine().resetPrefixCache(nowNs))
+            if (ranks[r].engine().resetPrefixCache(ranks[r].nowNs()))
             {
                 reset++;
             }
@@ -352,9 +367,105 @@ final class Instance
         return Long.toString(ns / 1000);
     }
 
-    void serverChannel(final Channel channel)
+    /**
+     * @param channel the bound listening channel.
+     * @param value how it was bound, to listen again after a {@code down} fault.
+     */
+    void serverChannel(final Channel channel, final ServerBootstrap value)
     {
         serverChannel = channel;
+        bootstrap = value;
+        boundAddress = (InetSocketAddress)channel.localAddress();
+    }
+
+    /**
+     * @param channel a new connection of this instance.
+     */
+    void connected(final Channel channel)
+    {
+        connections.add(channel);
+    }
+
+    FaultInjector faults()
+    {
+        return faults;
+    }
+
+    /**
+     * A {@code down} fault: stop listening, reset every connection (TCP RST), abort what was in flight and forget the
+     * KV cache, as a pod that died.
+     */
+    void goDown()
+    {
+        if (down || isShuttingDown())
+        {
+            return;
+        }
+        down = true;
+        serverChannel.close();
+        for (final Channel channel : connections)
+        {
+            channel.config().setOption(ChannelOption.SO_LINGER, 0);
+            channel.close();
+        }
+        abortAll();
+        resetPrefixCache();
+    }
+
+    /**
+     * The end of a {@code down} fault: listen again on the same port.
+     */
+    void comeBack()
+    {
+        if (!down || isShuttingDown())
+        {
+            return;
+        }
+        down = false;
+        final InetSocketAddress address = boundAddress;
+        bootstrap.bind(address).addListener((ChannelFutureListener)future ->
+        {
+            if (future.isSuccess())
+            {
+                serverChannel = future.channel();
+            }
+            else
+            {
+                LOG.log(System.Logger.Level.WARNING, "instance {0}: cannot listen on {1} again after a down fault: " +
+                    "{2}", index, address, String.valueOf(future.cause()));
+            }
+        });
+    }
+
+    /**
+     * A {@code stall} fault: every rank's engine stops taking steps, or goes on.
+     *
+     * @param stalled true to stall, false to resume.
+     */
+    void stall(final boolean stalled)
+    {
+        for (final HttpFront front : ranks)
+        {
+            front.stall(stalled);
+        }
+    }
+
+    /**
+     * A {@code kv-events} fault on every rank's publisher.
+     *
+     * @param action {@code KV_EVENTS_DROP}, {@code KV_EVENTS_DELAY}, or null to end the fault.
+     * @param delayNs how long batches are held back ({@code KV_EVENTS_DELAY}).
+     */
+    void kvEventsFault(final FaultSchedule.Action action, final long delayNs)
+    {
+        for (final EngineConfig config : rankConfigs)
+        {
+            if (config.kvEventSink() instanceof KvEventStager)
+            {
+                ((KvEventStager)config.kvEventSink()).fault(FaultSchedule.Action.KV_EVENTS_DROP == action,
+                    FaultSchedule.Action.KV_EVENTS_DELAY == action ? delayNs : 0);
+            }
+        }
     }
 
     Channel serverChannel()
@@ -364,6 +475,6 @@ final class Instance
 
     int boundPort()
     {
-        return ((java.net.InetSocketAddress)serverChannel.localAddress()).getPort();
+        return boundAddress.getPort();
     }
 }

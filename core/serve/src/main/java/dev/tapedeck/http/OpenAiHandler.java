@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http.TooLongHttpContentException;
 
+import dev.tapedeck.fault.RequestFault;
 import dev.tapedeck.metrics.PrometheusExposition;
 
 /**
@@ -118,8 +119,9 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 generate(request, method, ParsedRequest.Endpoint.COMPLETIONS, keepAlive);
                 break;
             case "/health":
-                respond(HttpMethod.GET == method ? ControlResponses.empty(HttpResponseStatus.OK) :
-                    ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED), keepAlive);
+                respond(HttpMethod.GET != method ? ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED) :
+                    ControlResponses.empty(instance.faults().healthy() ? HttpResponseStatus.OK :
+                    HttpResponseStatus.SERVICE_UNAVAILABLE), keepAlive);
                 break;
             case "/version":
                 respondGet(method, () -> ControlResponses.version(options.vllmVersion()), keepAlive);
@@ -182,6 +184,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     {
         final StringBuilder text = new StringBuilder(32 * 1024);
         instance.exposition().write(text);
+        instance.faults().writeMetrics(text);
         return ControlResponses.text(PrometheusExposition.CONTENT_TYPE, text.toString());
     }
 
@@ -207,9 +210,24 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             return;
         }
         final long arrivalNs = instance.nowNs();
+        final RequestFault fault;
+        try
+        {
+            fault = instance.faults().draw(request.headers());
+        }
+        catch (final ApiException ex)
+        {
+            respond(ControlResponses.error(ex), keepAlive);
+            return;
+        }
+        if (null != fault && fault.kind().isError())
+        {
+            respond(instance.faults().errorResponse(fault), keepAlive);
+            return;
+        }
         if (!admission.offloads(request))
         {
-            start(admission.prepare(request, endpoint, arrivalNs), request, endpoint, keepAlive);
+            start(admission.prepare(request, endpoint, arrivalNs), request, endpoint, keepAlive, fault);
             return;
         }
         // a large body is parsed and tokenized off the event loop, which keeps streaming every other response; this
@@ -225,7 +243,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             {
                 if (ctx.channel().isActive())
                 {
-                    start(prepared, request, endpoint, keepAlive);
+                    start(prepared, request, endpoint, keepAlive, fault);
                 }
             }
             finally
@@ -240,7 +258,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     }
 
     private void start(final CompletionAdmission.Prepared prepared, final FullHttpRequest request,
-        final ParsedRequest.Endpoint endpoint, final boolean keepAlive)
+        final ParsedRequest.Endpoint endpoint, final boolean keepAlive, final RequestFault fault)
     {
         final HttpStream stream;
         try
@@ -254,6 +272,10 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             return;
         }
         active = stream;
+        if (null != fault)
+        {
+            stream.fault(new StreamFault(fault, instance.faults(), stream));
+        }
         if (stream.streaming)
         {
             stream.writeHead();

@@ -7,6 +7,7 @@ import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemEpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
+import dev.tapedeck.fault.FaultSettings;
 import dev.tapedeck.lora.LoraSettings;
 import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.ChatTemplate;
@@ -34,6 +35,7 @@ import dev.tapedeck.tokens.ChatTemplate;
  *     {@code MockTicker} on an {@code EmbeddedChannel}).
  * @param epochClock the wall clock of {@code created} fields and {@code process_start_time_seconds}.
  * @param connectionLimits timeouts of idle and slow connections, and the connection cap.
+ * @param faults fault injection ({@link FaultSettings#NONE} for none).
  */
 public record ServeOptions(
     String host,
@@ -53,7 +55,8 @@ public record ServeOptions(
     LoraSettings lora,
     NanoClock nanoClock,
     EpochNanoClock epochClock,
-    ConnectionLimits connectionLimits)
+    ConnectionLimits connectionLimits,
+    FaultSettings faults)
 {
     /** Where output tokens come from. */
     public enum Mode
@@ -73,6 +76,7 @@ public record ServeOptions(
         nanoClock = null == nanoClock ? SystemNanoClock.INSTANCE : nanoClock;
         epochClock = null == epochClock ? SystemEpochNanoClock.INSTANCE : epochClock;
         connectionLimits = null == connectionLimits ? ConnectionLimits.NONE : connectionLimits;
+        faults = null == faults ? FaultSettings.NONE : faults;
         servedModelNames = List.copyOf(servedModelNames);
         if (servedModelNames.isEmpty())
         {

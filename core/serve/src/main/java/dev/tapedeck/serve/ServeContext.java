@@ -57,6 +57,7 @@ public final class ServeContext
     private Transport transport;
     private LoraSettings lora = LoraSettings.DISABLED;
     private dev.tapedeck.http.ConnectionLimits connectionLimits = dev.tapedeck.http.ConnectionLimits.defaults();
+    private dev.tapedeck.fault.FaultSettings faults = dev.tapedeck.fault.FaultSettings.NONE;
     private EngineConfig engine = new EngineConfig();
     private Tokenizer tokenizer;
     private Path tokenizerFile;
@@ -113,7 +114,8 @@ public final class ServeContext
             servedModelNames;
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
-            null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits);
+            null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits,
+            faults);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -421,6 +423,24 @@ public final class ServeContext
     public dev.tapedeck.http.ConnectionLimits connectionLimits()
     {
         return connectionLimits;
+    }
+
+    /**
+     * @param value fault injection: at a rate, through request headers, on a timeline (default none).
+     * @return this.
+     */
+    public ServeContext faults(final dev.tapedeck.fault.FaultSettings value)
+    {
+        faults = java.util.Objects.requireNonNull(value, "faults");
+        return this;
+    }
+
+    /**
+     * @return the fault injection settings.
+     */
+    public dev.tapedeck.fault.FaultSettings faults()
+    {
+        return faults;
     }
 
     /**
