@@ -29,6 +29,9 @@ public final class PlayCommand implements Callable<Integer>
 {
     private static final System.Logger LOG = System.getLogger(PlayCommand.class.getName());
 
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     @CommandLine.Option(names = "--handshake-address", required = true, paramLabel = "ENDPOINT",
         description = "The frontend's handshake address: tcp://<data-parallel-address>:<data-parallel-rpc-port>.")
     String handshakeAddress;
@@ -71,6 +74,12 @@ public final class PlayCommand implements Callable<Integer>
     @CommandLine.Mixin
     KvTransferOptions kvTransfer = new KvTransferOptions();
 
+    @CommandLine.Option(names = "--fault-schedule", paramLabel = "FILE",
+        description = "A timeline of engine faults, one per line, timed from each engine's handshake: " +
+            "'t=60s instance 1 dead'; faults die, dead, stall, kv-events drop, kv-events delay DURATION " +
+            "(docs/faults.md).")
+    java.nio.file.Path faultSchedule;
+
     /**
      * @return the settings the flags describe.
      * @throws IllegalArgumentException if a flag's value is invalid.
@@ -89,7 +98,8 @@ public final class PlayCommand implements Callable<Integer>
             .tokenizerFile(engine.tokenizerFile)
             .kvEvents(kvEvents.enabled ? kvEvents.settings(line, "", 0) : null)
             .kvTransfer(kvTransfer.settings(model, engine.kvBytesPerToken), null == model ? "tapedeck-play" : model)
-            .capture(capture.settings());
+            .capture(capture.settings())
+            .faults(null == faultSchedule ? null : dev.tapedeck.fault.FaultSchedule.read(faultSchedule));
     }
 
     @Override
@@ -110,6 +120,18 @@ public final class PlayCommand implements Callable<Integer>
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} play: {1} engine(s) connecting to {2} (vLLM line {3}, " +
             "output tokens from {4})", TapedeckVersion.version(), context.engineCount(), context.handshakeAddress(),
             context.vllmLine().label(), null == play.tokenizer() ? "each request's prompt" : play.tokenizer().name());
-        return 0;
+        return awaitFatal(play);
+    }
+
+    /** Run until the engines cannot go on (exit 1 with one line saying why); a signal ends the process first. */
+    private int awaitFatal(final Play play) throws InterruptedException
+    {
+        String fatal;
+        while (null == (fatal = play.fatal()))
+        {
+            Thread.sleep(100);
+        }
+        spec.commandLine().getErr().println("tapedeck play: error: " + fatal);
+        return 1;
     }
 }

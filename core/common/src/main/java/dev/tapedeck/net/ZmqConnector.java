@@ -36,6 +36,7 @@ public final class ZmqConnector
 
     private final long stallNs;
     private int stalls;
+    private java.util.function.BooleanSupplier cancelled = () -> false;
 
     /**
      * @param stallNs how long after the TCP connection the ZMTP handshake may take before the I/O thread is nudged.
@@ -43,6 +44,16 @@ public final class ZmqConnector
     public ZmqConnector(final long stallNs)
     {
         this.stallNs = stallNs;
+    }
+
+    /**
+     * @param value asked while waiting: true ends the wait at once, as a passed deadline does (e.g. on shutdown).
+     * @return this.
+     */
+    public ZmqConnector cancelWhen(final java.util.function.BooleanSupplier value)
+    {
+        cancelled = value;
+        return this;
     }
 
     /**
@@ -54,7 +65,8 @@ public final class ZmqConnector
      * @param endpoint the endpoint to connect to.
      * @param deadlineNs {@link System#nanoTime()} by which the handshake must have completed.
      * @return the connected socket.
-     * @throws IllegalStateException if the deadline passes first (the socket is closed).
+     * @throws IllegalStateException if the deadline passes, or {@link #cancelWhen} says so, first (the socket is
+     *     closed).
      */
     public ZMQ.Socket open(final ZContext context, final SocketType type, final Consumer<ZMQ.Socket> configure,
         final String endpoint, final long deadlineNs)
@@ -77,9 +89,10 @@ public final class ZmqConnector
         }
         socket.setLinger(0);
         socket.close();
-        throw new IllegalStateException(stallsBefore == stalls ? "could not connect to " + endpoint +
-            " before the deadline" : endpoint + " accepted the TCP connection but never completed a ZeroMQ " +
-            "handshake before the deadline (is it a ZeroMQ endpoint?)");
+        throw new IllegalStateException(cancelled.getAsBoolean() ? "stopped while connecting to " + endpoint :
+            stallsBefore == stalls ? "could not connect to " + endpoint + " before the deadline" : endpoint +
+            " accepted the TCP connection but never completed a ZeroMQ handshake before the deadline (is it a " +
+            "ZeroMQ endpoint?)");
     }
 
     private boolean awaitHandshake(final ZContext context, final ZMQ.Socket monitor, final long deadlineNs)
@@ -89,7 +102,7 @@ public final class ZmqConnector
         while (true)
         {
             final long nowNs = System.nanoTime();
-            if (nowNs - deadlineNs >= 0)
+            if (nowNs - deadlineNs >= 0 || cancelled.getAsBoolean())
             {
                 return false;
             }

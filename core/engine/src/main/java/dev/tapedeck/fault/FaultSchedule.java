@@ -297,6 +297,30 @@ public record FaultSchedule(List<Event> events)
     }
 
     /**
+     * Refuse a schedule with faults a face cannot inject.
+     *
+     * @param allowed the faults the face can inject.
+     * @param face the face, for the message (e.g. {@code serve}).
+     * @throws IllegalArgumentException naming the first line whose fault is not allowed.
+     */
+    public void requireOnly(final java.util.Set<Action> allowed, final String face)
+    {
+        for (final Event event : events)
+        {
+            if (!allowed.contains(event.action))
+            {
+                throw new IllegalArgumentException("--fault-schedule line " + event.line + ": '" + event.action.label +
+                    "' cannot be injected by " + face);
+            }
+            if ((Action.DIE == event.action || Action.DEAD == event.action) && Long.MAX_VALUE != event.forNs)
+            {
+                throw new IllegalArgumentException("--fault-schedule line " + event.line + ": '" + event.action.label +
+                    "' lasts for the rest of the run (no 'for')");
+            }
+        }
+    }
+
+    /**
      * @param action an action.
      * @return true if some event of this schedule does it.
      */

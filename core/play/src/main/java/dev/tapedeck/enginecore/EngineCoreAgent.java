@@ -8,6 +8,7 @@ import java.util.UUID;
 
 import org.agrona.ExpandableDirectByteBuffer;
 import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.AgentTerminationException;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.zeromq.SocketType;
@@ -22,6 +23,8 @@ import dev.tapedeck.engine.FinishReason;
 import dev.tapedeck.engine.KvTransferParams;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.SubmitResult;
+import dev.tapedeck.fault.FaultSchedule;
+import dev.tapedeck.kvevents.KvEventStager;
 import dev.tapedeck.lora.LoraTable;
 import dev.tapedeck.protocol.enginecore.AddRequest;
 import dev.tapedeck.protocol.enginecore.AddRequestDecoder;
@@ -40,12 +43,21 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
  * An Agrona {@link Agent}: run it with an {@code AgentRunner}; it creates, uses and closes its JeroMQ sockets on that
  * runner's thread only (JeroMQ sockets are thread-confined). The handshake runs in {@link #onStart()} and blocks until
  * the frontend answers or the handshake timeout passes. Malformed frames are logged with the request id when it is
- * readable, counted, and answered with an error finish when the request can be named; the engine keeps serving.
+ * readable, counted, and answered with an error finish when the request can be named (on the client it came from
+ * when its {@code client_index} is out of range); the engine keeps serving. {@link #stop()} cuts a handshake short.
+ * <p>
+ * The engine faults of a {@code --fault-schedule} run on the engine's clock from the end of the handshake: {@code die}
+ * (the sockets close at once and the thread ends, as a crashed process), {@code dead} (vLLM's engine-dead path: the
+ * {@code ENGINE_CORE_DEAD} sentinel on every output socket, then silence), {@code stall} (no input read, no step) and
+ * the {@code kv-events} faults.
  */
 public final class EngineCoreAgent implements Agent
 {
     private static final System.Logger LOG = System.getLogger(EngineCoreAgent.class.getName());
     private static final int MESSAGES_PER_CYCLE = 256;
+    /** vLLM's engine-dead sentinel: one frame of these 16 ASCII bytes on an output socket. */
+    static final byte[] ENGINE_CORE_DEAD = "ENGINE_CORE_DEAD".getBytes(StandardCharsets.US_ASCII);
+    private static final int HANDSHAKE_POLL_MS = 100;
 
     private final int engineIndex;
     private final PlayOptions options;
@@ -76,6 +88,17 @@ public final class EngineCoreAgent implements Agent
     private volatile long malformedFrames;
     private volatile long requestsAdded;
     private volatile int inFlight;
+    private volatile boolean stopRequested;
+    private volatile boolean stopped;
+    /** The client whose input socket the message being handled came from. */
+    private int receivingClient;
+    private final FaultSchedule.Event[] faults;
+    private final boolean[] faultBegun;
+    private final boolean[] faultEnded;
+    private long faultsFromNs;
+    private boolean stalled;
+    private boolean dead;
+    private boolean died;
 
     /**
      * @param engineIndex this engine's index (its ZeroMQ identity, 2 bytes little endian).
@@ -88,6 +111,11 @@ public final class EngineCoreAgent implements Agent
         this.options = options;
         this.engineClock = options.engineClock();
         this.config = config;
+        this.faults = options.faults().events().stream().filter(e -> e.hits(engineIndex))
+            .toArray(FaultSchedule.Event[]::new);
+        this.faultBegun = new boolean[faults.length];
+        this.faultEnded = new boolean[faults.length];
+        connector.cancelWhen(() -> stopRequested);
     }
 
     @Override
@@ -121,6 +149,23 @@ public final class EngineCoreAgent implements Agent
     }
 
     /**
+     * Cut a handshake under way short (it fails with "stopped"), so that a shutdown does not wait for the handshake
+     * timeout. Safe from any thread.
+     */
+    public void stop()
+    {
+        stopRequested = true;
+    }
+
+    /**
+     * @return true once the agent closed: shut down, failed, or died of a {@code die} fault (safe from any thread).
+     */
+    public boolean isStopped()
+    {
+        return stopped;
+    }
+
+    /**
      * Stop taking requests (new ones finish at once with ABORT); running ones continue. Safe from any thread.
      */
     public void beginDrain()
@@ -140,13 +185,11 @@ public final class EngineCoreAgent implements Agent
             s.setLinger(5000);
         }, options.handshakeAddress(), deadlineNs);
         handshake.send(encode(Handshake::hello), 0);
-        handshake.setReceiveTimeOut((int)Math.max(1, Math.min(Integer.MAX_VALUE,
-            (deadlineNs - System.nanoTime()) / 1_000_000)));
-        final byte[] initFrame = handshake.recv(0);
+        final byte[] initFrame = receiveBefore(handshake, deadlineNs);
         if (null == initFrame)
         {
             throw new IllegalStateException("engine " + engineIndex + ": no INIT from the frontend at " +
-                options.handshakeAddress() + " within the handshake timeout");
+                options.handshakeAddress() + (stopRequested ? ": stopped" : " within the handshake timeout"));
         }
         final Handshake.Init init = Handshake.decodeInit(new UnsafeBuffer(initFrame), 0, initFrame.length);
         final int clients = init.inputs().size();
@@ -177,6 +220,7 @@ public final class EngineCoreAgent implements Agent
         utilities = new UtilityHandler(() -> engine.resetPrefixCache(engineClock.nanoTime()), loras);
         handshake.send(encode(w -> Handshake.ready(w, config.kvCacheBlocks())), 0);
         handshake.close();
+        faultsFromNs = engineClock.nanoTime();
         ready = true;
         LOG.log(System.Logger.Level.INFO, "engine {0} ready: {1} client(s), vLLM line {2}, {3}", engineIndex,
             clients, options.line().label(), config.latencyModel().describe());
@@ -208,14 +252,27 @@ public final class EngineCoreAgent implements Agent
         coordinator.send(new byte[] {1}, 0);
         coordinatorOutput = connector.open(context, SocketType.PUSH, s -> s.setLinger(0),
             tcpOnly(init.coordinatorOutput()), deadlineNs);
-        coordinator.setReceiveTimeOut((int)Math.max(1, Math.min(Integer.MAX_VALUE,
-            (deadlineNs - System.nanoTime()) / 1_000_000)));
-        final byte[] first = coordinator.recv(0);
+        final byte[] first = receiveBefore(coordinator, deadlineNs);
         if (null == first || !"READY".equals(new String(first, StandardCharsets.US_ASCII)))
         {
             throw new IllegalStateException("the DP coordinator did not send READY");
         }
         coordinator.setReceiveTimeOut(0);
+    }
+
+    /** A frame received before the deadline, in short waits so that {@link #stop()} is heard; null if none came. */
+    private byte[] receiveBefore(final ZMQ.Socket socket, final long deadlineNs)
+    {
+        socket.setReceiveTimeOut(HANDSHAKE_POLL_MS);
+        while (!stopRequested && System.nanoTime() - deadlineNs < 0)
+        {
+            final byte[] frame = socket.recv(0);
+            if (null != frame)
+            {
+                return frame;
+            }
+        }
+        return null;
     }
 
     private byte[] encode(final java.util.function.ToIntFunction<MsgPackWriter> encoder)
@@ -237,6 +294,14 @@ public final class EngineCoreAgent implements Agent
     @Override
     public int doWork()
     {
+        if (faults.length > 0)
+        {
+            runFaults();
+        }
+        if (stalled || dead)
+        {
+            return 0;
+        }
         int work = 0;
         for (int client = 0; client < inputs.length; client++)
         {
@@ -247,6 +312,7 @@ public final class EngineCoreAgent implements Agent
                 {
                     break;
                 }
+                receivingClient = client;
                 handle(message);
                 work++;
             }
@@ -302,7 +368,7 @@ public final class EngineCoreAgent implements Agent
             malformed(requestId, decoder.error());
             if (null != requestId)
             {
-                failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
+                failImmediately(requestId, replyClient(add.clientIndex), FinishReason.ERROR, nowNs);
             }
             return;
         }
@@ -310,6 +376,20 @@ public final class EngineCoreAgent implements Agent
         if (live.containsKey(requestId))
         {
             malformed(requestId, "duplicate request id");
+            return;
+        }
+        if (replyClient(add.clientIndex) != add.clientIndex)
+        {
+            malformed(requestId, "client_index " + add.clientIndex + " is out of range (the frontend has " +
+                outputs.length + " client(s)); finished with an error on the client it came from, " + receivingClient);
+            failImmediately(requestId, receivingClient, FinishReason.ERROR, nowNs);
+            return;
+        }
+        final int negativeAt = firstNegative(add.promptTokenIds());
+        if (negativeAt >= 0)
+        {
+            malformed(requestId, "prompt token " + negativeAt + " is negative; finished with an error");
+            failImmediately(requestId, add.clientIndex, FinishReason.ERROR, nowNs);
             return;
         }
         if (add.isPooling || add.hasPromptEmbeds || 0 == add.promptLength())
@@ -331,6 +411,24 @@ public final class EngineCoreAgent implements Agent
             return;
         }
         submit(requestId, nowNs);
+    }
+
+    /** The client to answer: the given one, or the one the message came from when the given one is out of range. */
+    private int replyClient(final int clientIndex)
+    {
+        return clientIndex >= 0 && clientIndex < outputs.length ? clientIndex : receivingClient;
+    }
+
+    private static int firstNegative(final int[] tokenIds)
+    {
+        for (int i = 0; i < tokenIds.length; i++)
+        {
+            if (tokenIds[i] < 0)
+            {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** The request's {@code kv_transfer_params} as vLLM's NixlConnector reads them; malformed ones are ignored. */
@@ -439,12 +537,25 @@ public final class EngineCoreAgent implements Agent
             malformed(null, "UTILITY payload is not [client_index, call_id, method, args]");
             return;
         }
-        final UtilityHandler.Outcome outcome = utilities.handle(utility, 0 == engine.numRunning());
+        final int client = replyClient(utility.clientIndex());
+        final UtilityHandler.Outcome outcome;
+        if (client != utility.clientIndex())
+        {
+            malformed(null, "UTILITY " + utility.method() + ": client_index " + utility.clientIndex() + " is out of " +
+                "range (the frontend has " + outputs.length + " client(s)); failed on the client it came from, " +
+                client);
+            outcome = new UtilityHandler.Outcome("Call to " + utility.method() + " method failed: client_index " +
+                utility.clientIndex() + " is out of range", null);
+        }
+        else
+        {
+            outcome = utilities.handle(utility, 0 == engine.numRunning());
+        }
         final int length = utility.writeReply(writer.wrap(scratch, 0), engineIndex, engineClock.nanoTime() / 1e9,
             outcome.failure(), outcome.result());
         final byte[] reply = new byte[length];
         scratch.getBytes(0, reply);
-        send(utility.clientIndex(), reply);
+        send(client, reply);
     }
 
     private void malformed(final String requestId, final String why)
@@ -474,14 +585,78 @@ public final class EngineCoreAgent implements Agent
         return inFlight;
     }
 
+    private void runFaults()
+    {
+        final long nowNs = engineClock.nanoTime();
+        for (int i = 0; i < faults.length; i++)
+        {
+            final FaultSchedule.Event event = faults[i];
+            if (!faultBegun[i] && nowNs - (faultsFromNs + event.atNs()) >= 0)
+            {
+                faultBegun[i] = true;
+                LOG.log(System.Logger.Level.WARNING, "engine {0}: fault schedule line {1}: {2}{3}", engineIndex,
+                    event.line(), event.action().label(), Long.MAX_VALUE == event.forNs() ? "" :
+                    " for " + dev.tapedeck.latency.Durations.format(event.forNs()));
+                fault(event, true);
+            }
+            if (faultBegun[i] && !faultEnded[i] && Long.MAX_VALUE != event.endNs() &&
+                nowNs - (faultsFromNs + event.endNs()) >= 0)
+            {
+                faultEnded[i] = true;
+                LOG.log(System.Logger.Level.WARNING, "engine {0}: fault schedule line {1}: {2} over", engineIndex,
+                    event.line(), event.action().label());
+                fault(event, false);
+            }
+        }
+    }
+
+    private void fault(final FaultSchedule.Event event, final boolean begin)
+    {
+        switch (event.action())
+        {
+            case DIE:
+                died = true;
+                for (final ZMQ.Socket socket : context.getSockets())
+                {
+                    socket.setLinger(0);
+                }
+                throw new AgentTerminationException("engine " + engineIndex + " died (fault schedule line " +
+                    event.line() + ")");
+            case DEAD:
+                dead = true;
+                for (final ZMQ.Socket output : outputs)
+                {
+                    output.send(ENGINE_CORE_DEAD, ZMQ.DONTWAIT);
+                }
+                break;
+            case STALL:
+                stalled = begin;
+                break;
+            case KV_EVENTS_DROP:
+            case KV_EVENTS_DELAY:
+                if (config.kvEventSink() instanceof KvEventStager)
+                {
+                    ((KvEventStager)config.kvEventSink()).fault(begin && FaultSchedule.Action.KV_EVENTS_DROP ==
+                        event.action(), begin ? event.delayNs() : 0);
+                }
+                break;
+            default: // refused by PlayOptions
+                break;
+        }
+    }
+
     @Override
     public void onClose()
     {
-        abortAll();
+        if (!died) // a crashed process sends nothing more
+        {
+            abortAll();
+        }
         live.clear();
         if (null != context)
         {
             context.close();
         }
+        stopped = true;
     }
 }

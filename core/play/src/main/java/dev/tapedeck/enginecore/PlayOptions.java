@@ -3,6 +3,7 @@ package dev.tapedeck.enginecore;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemNanoClock;
 
+import dev.tapedeck.fault.FaultSchedule;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.tokens.TokenVocabulary;
 
@@ -18,6 +19,8 @@ import dev.tapedeck.tokens.TokenVocabulary;
  * @param shutdownTimeoutNs how long running requests may finish on shutdown.
  * @param engineClock the engines' clock: step times, arrivals, output timestamps (null: {@link System#nanoTime()});
  *     the handshake's timeout is always real time.
+ * @param faults the engine faults of {@code --fault-schedule} ({@code die}, {@code dead}, {@code stall},
+ *     {@code kv-events}), timed from each engine's handshake; {@link FaultSchedule#NONE} for none.
  */
 public record PlayOptions(
     String handshakeAddress,
@@ -26,14 +29,22 @@ public record PlayOptions(
     TokenVocabulary vocabulary,
     long handshakeTimeoutNs,
     long shutdownTimeoutNs,
-    NanoClock engineClock)
+    NanoClock engineClock,
+    FaultSchedule faults)
 {
+    /** The schedule's faults an engine core can have; the others are the HTTP server's (serve, or vLLM's own). */
+    public static final java.util.Set<FaultSchedule.Action> ENGINE_FAULTS = java.util.EnumSet.of(
+        FaultSchedule.Action.DIE, FaultSchedule.Action.DEAD, FaultSchedule.Action.STALL,
+        FaultSchedule.Action.KV_EVENTS_DROP, FaultSchedule.Action.KV_EVENTS_DELAY);
+
     /**
      * Validates.
      */
     public PlayOptions
     {
         engineClock = null == engineClock ? SystemNanoClock.INSTANCE : engineClock;
+        faults = null == faults ? FaultSchedule.NONE : faults;
+        faults.requireOnly(ENGINE_FAULTS, "play (vLLM's frontend serves HTTP; use them with serve)");
         if (engineCount < 1 || engineCount > 1024)
         {
             throw new IllegalArgumentException("--engine-count must be within 1..1024");

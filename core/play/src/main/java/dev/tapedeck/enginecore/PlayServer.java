@@ -22,6 +22,7 @@ public final class PlayServer
     private final List<EngineCoreAgent> agents = new ArrayList<>();
     private final List<AgentRunner> runners = new ArrayList<>();
     private volatile Throwable failure;
+    private volatile boolean stopping;
 
     private PlayServer()
     {
@@ -53,11 +54,38 @@ public final class PlayServer
 
     private void onError(final Throwable error)
     {
+        if (error instanceof org.agrona.concurrent.AgentTerminationException)
+        {
+            LOG.log(System.Logger.Level.WARNING, error.getMessage()); // a die fault: the engine ends, play goes on
+            return;
+        }
+        if (stopping)
+        {
+            LOG.log(System.Logger.Level.INFO, "engine stopped during shutdown: " + error.getMessage());
+            return;
+        }
         if (null == failure)
         {
             failure = error;
         }
         LOG.log(System.Logger.Level.ERROR, "engine failure: " + error.getMessage(), error);
+    }
+
+    /**
+     * @return why play cannot go on, or null while it can: an engine's error (a failed handshake above all), or every
+     *     engine stopped ({@code die} faults); null once a shutdown began.
+     */
+    public String fatal()
+    {
+        if (stopping)
+        {
+            return null;
+        }
+        if (null != failure)
+        {
+            return String.valueOf(failure.getMessage());
+        }
+        return agents.stream().allMatch(EngineCoreAgent::isStopped) ? "every engine stopped" : null;
     }
 
     /**
@@ -93,6 +121,8 @@ public final class PlayServer
      */
     public int shutdown(final long drainTimeoutNs)
     {
+        stopping = true;
+        agents.forEach(EngineCoreAgent::stop);
         agents.forEach(EngineCoreAgent::beginDrain);
         final long deadline = System.nanoTime() + drainTimeoutNs;
         while (System.nanoTime() - deadline < 0 && agents.stream().anyMatch(a -> a.inFlight() > 0))

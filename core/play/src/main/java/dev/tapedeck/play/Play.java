@@ -137,6 +137,15 @@ public final class Play implements AutoCloseable
     }
 
     /**
+     * @return why play cannot go on (an engine's error, a failed handshake above all, or every engine stopped), or
+     *     null while it can or once a shutdown began.
+     */
+    public String fatal()
+    {
+        return server.fatal();
+    }
+
+    /**
      * @return every engine's concluded configuration, in identity order.
      */
     public List<EngineConfig> engineConfigs()

@@ -11,6 +11,7 @@ import org.agrona.concurrent.SystemNanoClock;
 import dev.tapedeck.capture.CaptureSettings;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.enginecore.PlayOptions;
+import dev.tapedeck.fault.FaultSchedule;
 import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.tokens.Tokenizer;
@@ -43,6 +44,7 @@ public final class PlayContext
     private CaptureSettings capture = CaptureSettings.OFF;
     private NanoClock nanoClock = SystemNanoClock.INSTANCE;
     private EpochNanoClock epochClock = SystemEpochNanoClock.INSTANCE;
+    private FaultSchedule faults = FaultSchedule.NONE;
 
     /**
      * Check every value and fill the defaults. Called by {@link Play#start}; calling it again does nothing new.
@@ -88,7 +90,26 @@ public final class PlayContext
     {
         return new PlayOptions(handshakeAddress, engineCount, vllmLine,
             null == tokenizerOrNull ? null : tokenizerOrNull.vocabulary(), handshakeTimeoutNs, shutdownTimeoutNs,
-            nanoClock);
+            nanoClock, faults);
+    }
+
+    /**
+     * @param value the engine faults of {@code --fault-schedule}: {@code die}, {@code dead}, {@code stall} and
+     *     {@code kv-events}, timed from each engine's handshake (default none).
+     * @return this.
+     */
+    public PlayContext faults(final FaultSchedule value)
+    {
+        faults = null == value ? FaultSchedule.NONE : value;
+        return this;
+    }
+
+    /**
+     * @return the engine faults.
+     */
+    public FaultSchedule faults()
+    {
+        return faults;
     }
 
     /**

@@ -226,9 +226,8 @@ final class FaultInjector
             case KV_EVENTS_DELAY:
                 instance.kvEventsFault(event.action(), event.delayNs());
                 break;
-            default:
-                LOG.log(System.Logger.Level.WARNING, "fault schedule line {0}: ''{1}'' is an engine-core fault " +
-                    "(play); serve ignores it", event.line(), event.action().label());
+            default: // die and dead are refused by ServeOptions
+                break;
         }
     }
 

@@ -77,6 +77,9 @@ public record ServeOptions(
         epochClock = null == epochClock ? SystemEpochNanoClock.INSTANCE : epochClock;
         connectionLimits = null == connectionLimits ? ConnectionLimits.NONE : connectionLimits;
         faults = null == faults ? FaultSettings.NONE : faults;
+        faults.schedule().requireOnly(java.util.EnumSet.complementOf(java.util.EnumSet.of(
+            dev.tapedeck.fault.FaultSchedule.Action.DIE, dev.tapedeck.fault.FaultSchedule.Action.DEAD)),
+            "serve ('die' and 'dead' are engine-core faults, for play)");
         servedModelNames = List.copyOf(servedModelNames);
         if (servedModelNames.isEmpty())
         {
