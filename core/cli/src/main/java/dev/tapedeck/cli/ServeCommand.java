@@ -96,6 +96,18 @@ public final class ServeCommand implements Callable<Integer>
             "(default: ${DEFAULT-VALUE}).")
     long shutdownTimeoutNs;
 
+    @CommandLine.Option(names = "--enable-sleep-mode",
+        description = "Serve vLLM's sleep routes: POST /sleep?level=0|1|2&mode=abort|wait|keep, POST " +
+            "/wake_up?tags=weights|kv_cache, GET /is_sleeping, and expose vllm:engine_sleep_state. A sleeping " +
+            "instance queues new requests until it is awake; level 1 and 2 release the KV cache.")
+    boolean enableSleepMode;
+
+    @CommandLine.Option(names = "--startup-duration", defaultValue = "0", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "How long the engine takes to become ready: until then the port accepts connections but " +
+            "answers nothing (as vLLM's) except GET /health/ready, 503 (llm-d-inference-sim's flag; default: none).")
+    long startupDurationNs;
+
     @CommandLine.Option(names = "--http-keep-alive-timeout", defaultValue = "5s", paramLabel = "DURATION",
         converter = Converters.DurationNs.class,
         description = "Close a connection idle this long (no request being read or answered), as vLLM's server " +
@@ -192,6 +204,8 @@ public final class ServeCommand implements Callable<Integer>
             .chatTemplate(ChatTemplate.of(chatTemplate))
             .maxRequestBodyBytes(maxRequestBodyBytes)
             .shutdownTimeoutNs(shutdownTimeoutNs)
+            .enableSleepMode(enableSleepMode)
+            .startupDurationNs(startupDurationNs)
             .connectionLimits(new ConnectionLimits(keepAliveTimeoutNs, readTimeoutNs,
                 null == maxConnections ? ConnectionLimits.defaultMaxConnections() : maxConnections))
             .enablePromptTokensDetails(enablePromptTokensDetails)

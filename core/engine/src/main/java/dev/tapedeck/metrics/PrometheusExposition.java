@@ -196,17 +196,39 @@ public final class PrometheusExposition
         }
     }
 
+    /** {@code vllm:engine_sleep_state}: awake. */
+    public static final int SLEEP_AWAKE = 0;
+    /** Asleep with the weights in place (level 0: scheduling paused; or a partial wake-up). */
+    public static final int SLEEP_PAUSED = 1;
+    /** Asleep at level 1: weights offloaded. */
+    public static final int SLEEP_WEIGHTS_OFFLOADED = 2;
+    /** Asleep at level 2: weights and KV cache discarded. */
+    public static final int SLEEP_DISCARD_ALL = 3;
+    private java.util.function.IntSupplier sleepState = () -> SLEEP_AWAKE;
+
     private void sleepState(final StringBuilder out)
     {
         final String name = "vllm:engine_sleep_state";
         header(out, name, "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is " +
             "awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2.", "gauge");
+        final int state = sleepState.getAsInt();
         for (int e = 0; e < engines.size(); e++)
         {
-            sample(out, name, e, "sleep_state", "awake", 1);
-            sample(out, name, e, "sleep_state", "weights_offloaded", 0);
-            sample(out, name, e, "sleep_state", "discard_all", 0);
+            sample(out, name, e, "sleep_state", "awake", SLEEP_AWAKE == state ? 1 : 0);
+            sample(out, name, e, "sleep_state", "weights_offloaded", SLEEP_WEIGHTS_OFFLOADED == state ? 1 : 0);
+            sample(out, name, e, "sleep_state", "discard_all", SLEEP_DISCARD_ALL == state ? 1 : 0);
         }
+    }
+
+    /**
+     * @param value the engines' sleep state, read at each scrape on the scraping thread: {@link #SLEEP_AWAKE},
+     *     {@link #SLEEP_PAUSED}, {@link #SLEEP_WEIGHTS_OFFLOADED} or {@link #SLEEP_DISCARD_ALL} (default: awake).
+     * @return this.
+     */
+    public PrometheusExposition sleepState(final java.util.function.IntSupplier value)
+    {
+        sleepState = value;
+        return this;
     }
 
     private void counter(final StringBuilder out, final String name, final String help, final Counter which)

@@ -82,6 +82,7 @@ public final class EngineCoreAgent implements Agent
     private final ZmqConnector connector = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS);
     private OutputBatcher batcher;
     private UtilityHandler utilities;
+    private EngineSleep sleep;
     private Engine engine;
     private volatile boolean draining;
     private volatile boolean ready;
@@ -218,6 +219,7 @@ public final class EngineCoreAgent implements Agent
         engine = new Engine(config, batcher, engineClock.nanoTime());
         batcher.engine(engine);
         utilities = new UtilityHandler(() -> engine.resetPrefixCache(engineClock.nanoTime()), loras);
+        sleep = new EngineSleep(engine, () -> engine.resetPrefixCache(engineClock.nanoTime()), this::replyUtility);
         handshake.send(encode(w -> Handshake.ready(w, config.kvCacheBlocks())), 0);
         handshake.close();
         faultsFromNs = engineClock.nanoTime();
@@ -325,7 +327,17 @@ public final class EngineCoreAgent implements Agent
                 work++;
             }
         }
-        work += engine.doWork(engineClock.nanoTime());
+        sleep.poll();
+        for (EngineSleep.HeldAdd add; null != (add = sleep.nextReleased()); work++)
+        {
+            receivingClient = add.receivedOn();
+            frameView.wrap(add.payload());
+            onAdd(add.payload());
+        }
+        if (!sleep.frozen())
+        {
+            work += engine.doWork(engineClock.nanoTime());
+        }
         inFlight = engine.numRunning() + engine.numWaiting();
         return work;
     }
@@ -344,7 +356,14 @@ public final class EngineCoreAgent implements Agent
         switch (typeFrame.getData()[0])
         {
             case RequestType.ADD:
-                onAdd(bytes);
+                if (!draining && sleep.holdsAdds())
+                {
+                    sleep.hold(new EngineSleep.HeldAdd(bytes, receivingClient)); // admitted at the wake-up
+                }
+                else
+                {
+                    onAdd(bytes);
+                }
                 break;
             case RequestType.ABORT:
                 onAbort(bytes);
@@ -538,6 +557,11 @@ public final class EngineCoreAgent implements Agent
             return;
         }
         final int client = replyClient(utility.clientIndex());
+        if (client == utility.clientIndex() && EngineSleep.answers(utility.method()))
+        {
+            sleep.onUtility(utility, client, engineClock.nanoTime());
+            return;
+        }
         final UtilityHandler.Outcome outcome;
         if (client != utility.clientIndex())
         {
@@ -551,8 +575,14 @@ public final class EngineCoreAgent implements Agent
         {
             outcome = utilities.handle(utility, 0 == engine.numRunning());
         }
-        final int length = utility.writeReply(writer.wrap(scratch, 0), engineIndex, engineClock.nanoTime() / 1e9,
-            outcome.failure(), outcome.result());
+        replyUtility(client, utility.callId(), outcome.failure(), outcome.result());
+    }
+
+    private void replyUtility(final int client, final long callId, final String failure,
+        final UtilityCall.ResultWriter result)
+    {
+        final int length = UtilityCall.writeReply(writer.wrap(scratch, 0), engineIndex,
+            engineClock.nanoTime() / 1e9, callId, failure, result);
         final byte[] reply = new byte[length];
         scratch.getBytes(0, reply);
         send(client, reply);

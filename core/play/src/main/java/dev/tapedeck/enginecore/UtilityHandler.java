@@ -8,11 +8,11 @@ import dev.tapedeck.protocol.msgpack.ValueType;
 
 /**
  * Answers the frontend's utility calls so it boots and runs: {@code get_supported_tasks}, {@code reset_mm_cache},
- * {@code reset_encoder_cache}, {@code reset_prefix_cache}, {@code is_sleeping}, {@code sleep}, {@code wake_up},
- * {@code add_lora}, {@code remove_lora}, {@code list_loras}, {@code pin_lora}, {@code profile},
- * {@code execute_dummy_batch}, {@code collective_rpc}. Anything else fails with vLLM's message format and the engine
- * goes on. The LoRA calls read and change the engine's adapter table, the one requests' {@code lora_request}s are
- * resolved in. Confined to the engine's thread.
+ * {@code reset_encoder_cache}, {@code reset_prefix_cache}, {@code add_lora}, {@code remove_lora}, {@code list_loras},
+ * {@code pin_lora}, {@code profile}, {@code execute_dummy_batch}, {@code collective_rpc}. Anything else fails with
+ * vLLM's message format and the engine goes on. The LoRA calls read and change the engine's adapter table, the one
+ * requests' {@code lora_request}s are resolved in. The sleep calls are {@link EngineSleep}'s. Confined to the engine's
+ * thread.
  */
 final class UtilityHandler
 {
@@ -22,7 +22,6 @@ final class UtilityHandler
     }
 
     private final LoraTable loras;
-    private boolean sleeping;
     private final Runnable resetPrefixCache;
 
     UtilityHandler(final Runnable resetPrefixCache, final LoraTable loras)
@@ -49,15 +48,6 @@ final class UtilityHandler
                     resetPrefixCache.run();
                 }
                 return ok(w -> w.bool(idle));
-            case "is_sleeping":
-                final boolean state = sleeping;
-                return ok(w -> w.bool(state));
-            case "sleep":
-                sleeping = true;
-                return ok(UtilityCall.NIL);
-            case "wake_up":
-                sleeping = false;
-                return ok(UtilityCall.NIL);
             case "add_lora":
                 return addLora(call);
             case "remove_lora":
@@ -101,11 +91,6 @@ final class UtilityHandler
         }
         loras.register(new LoraAdapter(name, id, path, null));
         return ok(w -> w.bool(true));
-    }
-
-    boolean sleeping()
-    {
-        return sleeping;
     }
 
     private static int firstInt(final UtilityCall call)

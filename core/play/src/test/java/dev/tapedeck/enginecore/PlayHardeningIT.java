@@ -212,4 +212,46 @@ class PlayHardeningIT
         assertTrue(assertThrows(IllegalArgumentException.class, dieFor::conclude).getMessage()
             .contains("line 2: 'die' lasts for the rest of the run"));
     }
+
+    /** The result of the next utility reply on client 0 (its failure message as a string when it failed). */
+    private Value utilityResult() throws Exception
+    {
+        while (true)
+        {
+            final TestFrontend.Outputs message = frontend.next(0);
+            assertNotNull(message, "a utility reply");
+            if (!message.utility().isNilValue())
+            {
+                final List<Value> reply = message.utility().asArrayValue().list();
+                return reply.get(1).isNilValue() ? reply.get(2).asArrayValue().get(1) : reply.get(1);
+            }
+        }
+    }
+
+    @Test
+    void shouldSleepHoldNewRequestsAndAdmitThemAtTheWakeUp() throws Exception
+    {
+        start(1, List.of());
+        frontend.add(0, "long", PROMPT, 3000, 0);
+        assertNotNull(frontend.next(0), "it runs");
+        frontend.utility(0, 1, "sleep", org.msgpack.value.ValueFactory.newInteger(1),
+            org.msgpack.value.ValueFactory.newString("abort"));
+        assertEquals(2, finishOf("long", 0), "mode abort: what ran is aborted (ABORT)");
+        assertTrue(utilityResult().isNilValue(), "sleep answers nil");
+        frontend.utility(0, 2, "is_sleeping");
+        assertEquals("true", utilityResult().toString());
+
+        frontend.add(0, "held", PROMPT, 3, 0);
+        frontend.outputs.get(0).setReceiveTimeOut(300);
+        assertNull(frontend.next(0), "a sleeping engine admits nothing");
+        frontend.outputs.get(0).setReceiveTimeOut(10_000);
+        frontend.utility(0, 3, "wake_up", org.msgpack.value.ValueFactory.newArray(
+            org.msgpack.value.ValueFactory.newString("weights")));
+        assertEquals("false", utilityResult().toString(), "the KV cache is still released");
+        frontend.utility(0, 4, "wake_up", org.msgpack.value.ValueFactory.newNil());
+        assertEquals("true", utilityResult().toString(), "awake");
+        assertEquals(1, finishOf("held", 0), "admitted at the wake-up and served (LENGTH)");
+        frontend.utility(0, 5, "sleep", org.msgpack.value.ValueFactory.newInteger(7));
+        assertTrue(utilityResult().toString().contains("level must be 0, 1 or 2"));
+    }
 }

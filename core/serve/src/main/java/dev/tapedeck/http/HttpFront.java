@@ -39,6 +39,8 @@ final class HttpFront implements OutputSink
     private long stalledNs;
     /** When the current stall began on the face's clock, {@link Long#MIN_VALUE} when not stalled. */
     private long stallStartNs = Long.MIN_VALUE;
+    /** Stalls in effect (they nest). */
+    private int stalls;
 
     /**
      * @param loop the event loop the engine and its connections live on.
@@ -92,25 +94,29 @@ final class HttpFront implements OutputSink
     }
 
     /**
-     * Stop or restart the engine's clock (a {@code stall} fault): while stalled the engine takes no steps and every
-     * stream of this rank pauses; afterwards it goes on where it stopped, its clock behind the face's by the stall.
+     * Stop or restart the engine's clock (a {@code stall} fault, a sleep with {@code mode=keep}): while stalled the
+     * engine takes no steps and every stream of this rank pauses; afterwards it goes on where it stopped, its clock
+     * behind the face's by the stall. Stalls nest: the clock restarts when every stall has ended.
      *
-     * @param stalled true to stall, false to resume.
+     * @param stalled true to stall, false to end one stall.
      */
     void stall(final boolean stalled)
     {
         final long faceNs = options.nanoClock().nanoTime();
-        if (stalled && Long.MIN_VALUE == stallStartNs)
+        if (stalled)
         {
-            stallStartNs = faceNs;
-            if (null != armed)
+            if (0 == stalls++)
             {
-                armed.cancel(false);
-                armed = null;
-                armedDeadlineNs = Long.MAX_VALUE;
+                stallStartNs = faceNs;
+                if (null != armed)
+                {
+                    armed.cancel(false);
+                    armed = null;
+                    armedDeadlineNs = Long.MAX_VALUE;
+                }
             }
         }
-        else if (!stalled && Long.MIN_VALUE != stallStartNs)
+        else if (stalls > 0 && 0 == --stalls)
         {
             stalledNs += faceNs - stallStartNs;
             stallStartNs = Long.MIN_VALUE;

@@ -128,7 +128,11 @@ public final class HttpServer implements AutoCloseable
         final long runStartNs = options.nanoClock().nanoTime();
         for (final Instance instance : instances)
         {
-            instance.loop().execute(() -> instance.faults().startSchedule(runStartNs));
+            instance.loop().execute(() ->
+            {
+                instance.faults().startSchedule(runStartNs);
+                instance.lifecycle().start();
+            });
         }
         if (Transport.NIO == transport)
         {
@@ -284,7 +288,11 @@ public final class HttpServer implements AutoCloseable
         {
             for (final Instance instance : instances)
             {
-                instance.loop().submit(instance::beginShutdown).get();
+                instance.loop().submit(() ->
+                {
+                    instance.beginShutdown();
+                    instance.lifecycle().onShutdown(); // held requests are refused, frozen ones may finish
+                }).get();
             }
             final NanoClock clock = options.nanoClock();
             final long deadline = clock.nanoTime() + drainTimeoutNs;

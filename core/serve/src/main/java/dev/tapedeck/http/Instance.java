@@ -48,6 +48,7 @@ final class Instance
     private final LoraTable loras;
     private final List<EngineConfig> rankConfigs;
     private final FaultInjector faults;
+    private final Lifecycle lifecycle;
     /** This instance's connections, so that a {@code down} fault can reset them. */
     private final ChannelGroup connections;
     private Channel serverChannel;
@@ -94,9 +95,11 @@ final class Instance
         }
         this.idRandom = new SeededRandom(SeededRandom.mix(rankConfigs.get(0).seed(), 0x1d5L));
         this.faults = new FaultInjector(this, options.faults(), rankConfigs.get(0).seed());
+        this.lifecycle = new Lifecycle(this, options.enableSleepMode(), options.startupDurationNs());
         final double startEpochSeconds = options.epochClock().nanoTime() / 1e9;
         this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds, engines,
             labels);
+        exposition.sleepState(lifecycle::sleepStateCode);
         this.loras = new LoraTable(options.lora().modules());
         if (nixlMetrics.size() == ranks.length)
         {
@@ -390,6 +393,13 @@ final class Instance
     {
         return faults;
     }
+
+    Lifecycle lifecycle()
+    {
+        return lifecycle;
+    }
+
+
 
     /**
      * A {@code down} fault: stop listening, reset every connection (TCP RST), abort what was in flight and forget the

@@ -110,6 +110,18 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             respond(ControlResponses.unauthorized(), keepAlive);
             return;
         }
+        if (instance.lifecycle().holds(path))
+        {
+            hold(request);
+            return;
+        }
+        route(request, path, method, keepAlive);
+    }
+
+    private void route(final FullHttpRequest request, final String path, final HttpMethod method,
+        final boolean keepAlive)
+    {
+        final ServeOptions options = instance.options();
         switch (path)
         {
             case "/v1/chat/completions":
@@ -119,9 +131,16 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 generate(request, method, ParsedRequest.Endpoint.COMPLETIONS, keepAlive);
                 break;
             case "/health":
-                respond(HttpMethod.GET != method ? ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED) :
-                    ControlResponses.empty(instance.faults().healthy() ? HttpResponseStatus.OK :
+            case "/health/ready":
+                // /health/ready is llm-d-inference-sim's: 503 also while starting
+                final boolean up = instance.faults().healthy() && !instance.lifecycle().starting();
+                respondGet(method, () -> ControlResponses.empty(up ? HttpResponseStatus.OK :
                     HttpResponseStatus.SERVICE_UNAVAILABLE), keepAlive);
+                break;
+            case "/sleep":
+            case "/wake_up":
+            case "/is_sleeping":
+                sleepRoute(request, path, method, keepAlive);
                 break;
             case "/version":
                 respondGet(method, () -> ControlResponses.version(options.vllmVersion()), keepAlive);
@@ -168,7 +187,84 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     /** With {@code --api-key}: vLLM's {@code /v1} routes, and every route that changes the server's state. */
     private static boolean needsKey(final String path)
     {
-        return path.startsWith("/v1") || "/reset_prefix_cache".equals(path) || "/tapedeck/stats/reset".equals(path);
+        return path.startsWith("/v1") || "/reset_prefix_cache".equals(path) || "/tapedeck/stats/reset".equals(path) ||
+            "/sleep".equals(path) || "/wake_up".equals(path);
+    }
+
+    /**
+     * A request the instance cannot answer yet (starting, or asleep): the connection reads nothing more until it is
+     * run, in arrival order, once the instance is ready and awake.
+     */
+    private void hold(final FullHttpRequest request)
+    {
+        preparing = true;
+        ctx.channel().config().setAutoRead(false);
+        request.retain();
+        instance.lifecycle().hold(() ->
+        {
+            preparing = false;
+            ctx.channel().config().setAutoRead(true);
+            try
+            {
+                if (ctx.channel().isActive())
+                {
+                    handle(request);
+                }
+            }
+            finally
+            {
+                request.release();
+            }
+            if (null == active)
+            {
+                servePipelined();
+            }
+        });
+    }
+
+    /** vLLM's sleep routes, served with {@code --enable-sleep-mode} (vLLM also needs VLLM_SERVER_DEV_MODE=1). */
+    private void sleepRoute(final FullHttpRequest request, final String path, final HttpMethod method,
+        final boolean keepAlive)
+    {
+        final Lifecycle lifecycle = instance.lifecycle();
+        if (!lifecycle.sleepModeEnabled())
+        {
+            respond(ControlResponses.detail(HttpResponseStatus.NOT_FOUND), keepAlive);
+            return;
+        }
+        final HttpMethod expected = "/is_sleeping".equals(path) ? HttpMethod.GET : HttpMethod.POST;
+        if (expected != method)
+        {
+            respond(ControlResponses.detail(HttpResponseStatus.METHOD_NOT_ALLOWED), keepAlive);
+            return;
+        }
+        final java.util.Map<String, java.util.List<String>> query = new QueryStringDecoder(request.uri()).parameters();
+        switch (path)
+        {
+            case "/sleep":
+                preparing = true; // a sleep with mode=wait answers once what runs has finished
+                lifecycle.sleep(first(query, "level"), first(query, "mode"), response ->
+                {
+                    preparing = false;
+                    if (ctx.channel().isActive())
+                    {
+                        respond(response, keepAlive);
+                        servePipelined();
+                    }
+                });
+                break;
+            case "/wake_up":
+                respond(lifecycle.wakeUp(query.getOrDefault("tags", java.util.List.of())), keepAlive);
+                break;
+            default:
+                respond(lifecycle.isSleeping(), keepAlive);
+        }
+    }
+
+    private static String first(final java.util.Map<String, java.util.List<String>> query, final String name)
+    {
+        final java.util.List<String> values = query.get(name);
+        return null == values || values.isEmpty() ? null : values.get(0);
     }
 
     /** The bearer token compared in constant time, so that its timing tells nothing of the key. */

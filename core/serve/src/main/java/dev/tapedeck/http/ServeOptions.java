@@ -36,6 +36,9 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param epochClock the wall clock of {@code created} fields and {@code process_start_time_seconds}.
  * @param connectionLimits timeouts of idle and slow connections, and the connection cap.
  * @param faults fault injection ({@link FaultSettings#NONE} for none).
+ * @param enableSleepMode vLLM's {@code --enable-sleep-mode}: {@code /sleep}, {@code /wake_up}, {@code /is_sleeping}.
+ * @param startupDurationNs llm-d-inference-sim's {@code --startup-duration}: nothing is answered before it passed
+ *     but {@code /health/ready} (503).
  */
 public record ServeOptions(
     String host,
@@ -56,7 +59,9 @@ public record ServeOptions(
     NanoClock nanoClock,
     EpochNanoClock epochClock,
     ConnectionLimits connectionLimits,
-    FaultSettings faults)
+    FaultSettings faults,
+    boolean enableSleepMode,
+    long startupDurationNs)
 {
     /** Where output tokens come from. */
     public enum Mode
@@ -77,6 +82,10 @@ public record ServeOptions(
         epochClock = null == epochClock ? SystemEpochNanoClock.INSTANCE : epochClock;
         connectionLimits = null == connectionLimits ? ConnectionLimits.NONE : connectionLimits;
         faults = null == faults ? FaultSettings.NONE : faults;
+        if (startupDurationNs < 0)
+        {
+            throw new IllegalArgumentException("--startup-duration must not be negative");
+        }
         faults.schedule().requireOnly(java.util.EnumSet.complementOf(java.util.EnumSet.of(
             dev.tapedeck.fault.FaultSchedule.Action.DIE, dev.tapedeck.fault.FaultSchedule.Action.DEAD)),
             "serve ('die' and 'dead' are engine-core faults, for play)");

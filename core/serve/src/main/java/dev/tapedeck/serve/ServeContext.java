@@ -58,6 +58,8 @@ public final class ServeContext
     private LoraSettings lora = LoraSettings.DISABLED;
     private dev.tapedeck.http.ConnectionLimits connectionLimits = dev.tapedeck.http.ConnectionLimits.defaults();
     private dev.tapedeck.fault.FaultSettings faults = dev.tapedeck.fault.FaultSettings.NONE;
+    private boolean enableSleepMode;
+    private long startupDurationNs;
     private EngineConfig engine = new EngineConfig();
     private Tokenizer tokenizer;
     private Path tokenizerFile;
@@ -115,7 +117,7 @@ public final class ServeContext
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
             null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits,
-            faults);
+            faults, enableSleepMode, startupDurationNs);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -433,6 +435,44 @@ public final class ServeContext
     {
         faults = java.util.Objects.requireNonNull(value, "faults");
         return this;
+    }
+
+    /**
+     * @param value vLLM's {@code --enable-sleep-mode}: serve {@code /sleep}, {@code /wake_up} and {@code /is_sleeping}
+     *     and expose {@code vllm:engine_sleep_state} (default off).
+     * @return this.
+     */
+    public ServeContext enableSleepMode(final boolean value)
+    {
+        enableSleepMode = value;
+        return this;
+    }
+
+    /**
+     * @return true if sleep mode is on.
+     */
+    public boolean enableSleepMode()
+    {
+        return enableSleepMode;
+    }
+
+    /**
+     * @param value llm-d-inference-sim's {@code --startup-duration}: how long after start the engine becomes ready;
+     *     until then nothing is answered but {@code /health/ready} (503) (default 0).
+     * @return this.
+     */
+    public ServeContext startupDurationNs(final long value)
+    {
+        startupDurationNs = value;
+        return this;
+    }
+
+    /**
+     * @return the start-up duration in nanoseconds.
+     */
+    public long startupDurationNs()
+    {
+        return startupDurationNs;
     }
 
     /**

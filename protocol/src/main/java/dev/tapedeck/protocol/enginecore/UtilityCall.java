@@ -120,6 +120,23 @@ public final class UtilityCall
     public int writeReply(final MsgPackWriter writer, final int engineIndex, final double timestamp,
         final String failureMessage, final ResultWriter result)
     {
+        return writeReply(writer, engineIndex, timestamp, callId, failureMessage, result);
+    }
+
+    /**
+     * Write the reply message of a call answered later (the call object may have decoded others since).
+     *
+     * @param writer a writer wrapped at the start of the output buffer.
+     * @param engineIndex this engine.
+     * @param timestamp engine time in seconds.
+     * @param callId the call's id.
+     * @param failureMessage null on success, else the failure text the frontend raises.
+     * @param result the result value (ignored on failure).
+     * @return the message length.
+     */
+    public static int writeReply(final MsgPackWriter writer, final int engineIndex, final double timestamp,
+        final long callId, final String failureMessage, final ResultWriter result)
+    {
         writer.arrayHeader(5).int64(engineIndex).arrayHeader(0).nil().float64(timestamp);
         writer.arrayHeader(3).uint64(callId);
         if (null == failureMessage)
