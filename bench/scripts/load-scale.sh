@@ -15,6 +15,7 @@ jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package
 out=bench/target/load-scale; mkdir -p "$out"
 load_jars=("$jar")
+# COMPARE_JAR: a build from after --warmup took a unit (20s); an older one reads "20s" as a bad number
 [ -n "${COMPARE_JAR:-}" ] && load_jars=("$COMPARE_JAR" "$jar")
 jvm=(java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Xms1g -Xmx3g -jar)
 java_run() { "${jvm[@]}" "$jar" "$@"; }
@@ -74,12 +75,12 @@ for i in "${!load_jars[@]}"; do
     # 1. sustained streams: closed loop, each stream 100 tokens at 200 ms (20 s long), started over 20 s; the ramp is
     #    warm-up, then $seconds s measured
     (load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency "$streams" --ramp-up 20s \
-        --duration "$(( seconds + 20 ))s" --warmup 20 --prompt-tokens 32 --output-tokens 100 --ignore-eos \
+        --duration "$(( seconds + 20 ))s" --warmup 20s --prompt-tokens 32 --output-tokens 100 --ignore-eos \
         --drain-timeout 60s --quiet --report "$out/streams-$i.json" >/dev/null)
     summary "$out/streams-$i.json" "$(tag "closed loop $streams streams" "${load_jars[$i]}")"
     # 2. open-loop rate: short streams (4 tokens, 0.8 s) at $rate requests/s
     load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --rate "$rate" --arrivals constant \
-        --duration "${seconds}s" --warmup 5 --prompt-tokens 32 --output-tokens 4 --ignore-eos --quiet \
+        --duration "${seconds}s" --warmup 5s --prompt-tokens 32 --output-tokens 4 --ignore-eos --quiet \
         --report "$out/rate-$i.json" >/dev/null &
     load_pid=$!
     sleep 10; cpu_waits "$load_pid" "$serve_pid" 10 || true
@@ -98,7 +99,7 @@ curl -s -o /dev/null -H 'content-type: application/json' -d "$body" "$url/v1/com
 java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 10s --no-stream --prompt-tokens 2 \
     --output-tokens 4 --ignore-eos --quiet >/dev/null
 for i in "${!load_jars[@]}"; do
-    (load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3 \
+    (load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3s \
         --no-stream --prompt-tokens 2 --output-tokens 4 --ignore-eos --quiet --report "$out/nostream-$i.json" >/dev/null)
     summary "$out/nostream-$i.json" "$(tag "load --no-stream, 64 connections" "${load_jars[$i]}")"
 done

@@ -134,8 +134,8 @@ final class FormatDetection
                 return WorkloadFormat.MOONCAKE;
             }
             throw unknown(path, "its lines have timestamp and input_length but no hash_ids: that is Mooncake-style " +
-                "(timestamp in milliseconds: --from mooncake) or guidellm's trace_synthetic (timestamp in seconds: " +
-                "--from guidellm-replay), and the units differ by 1000x");
+                "(timestamp in milliseconds: --format mooncake) or guidellm's trace_synthetic (timestamp in seconds: " +
+                "--format guidellm-replay), and the units differ by 1000x");
         }
         throw unknown(path, "its first JSON object has the keys " + String.join(", ", keys));
     }
@@ -162,6 +162,6 @@ final class FormatDetection
     private static IllegalArgumentException unknown(final Path path, final String why)
     {
         return new IllegalArgumentException("cannot tell the format of " + path + ": " + why + "; name it with " +
-            "--from, one of " + WorkloadFormat.names());
+            "--format, one of " + WorkloadFormat.names());
     }
 }

@@ -12,7 +12,7 @@ import dev.tapedeck.trace.TraceFiles;
  * SECONDS from any origin (absolute or monotonic), {@code input_length} and {@code output_length}. As guidellm does,
  * rows are sorted by timestamp and the first becomes 0; arrivals are {@code timestamp * 1000} ms. Other fields are
  * ignored ({@code hash_ids} with a note: guidellm's {@code mooncake} kind, which has them, is read with
- * {@code --from mooncake}). Streaming; stateless; thread safe.
+ * {@code --format mooncake}). Streaming; stateless; thread safe.
  */
 final class GuidellmReplayLoader
 {
@@ -25,7 +25,7 @@ final class GuidellmReplayLoader
         final String name = path.toString();
         final WorkloadBuilder builder = new WorkloadBuilder(WorkloadFormat.GUIDELLM_REPLAY.cliName());
         final NoteTally hashIds = new NoteTally("requests carry hash_ids, which trace_synthetic does not define; " +
-            "ignored (a Mooncake file in milliseconds? use --from mooncake)");
+            "ignored (a Mooncake file in milliseconds? use --format mooncake)");
         try (JsonlObjects lines = new JsonlObjects(name, TraceFiles.openInput(path)))
         {
             for (JsonNode line = lines.next(); null != line; line = lines.next())

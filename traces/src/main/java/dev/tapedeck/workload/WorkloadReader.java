@@ -192,7 +192,7 @@ public final class WorkloadReader implements Closeable
         if (null == meta || !meta.isObject() || !"workload".equals(meta.path("kind").asText(null)))
         {
             throw new TraceFormatException(where + ": not a tapedeck workload file: the first line must be " +
-                "{\"meta\":{\"kind\":\"workload\",...}}" + (null != meta ? " (a vllm-vcr trace? use --from trace)" :
+                "{\"meta\":{\"kind\":\"workload\",...}}" + (null != meta ? " (a vllm-vcr trace? use --format trace)" :
                 ""));
         }
         final JsonNode version = JsonValues.optional(meta, "version");

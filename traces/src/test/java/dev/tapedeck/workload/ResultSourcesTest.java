@@ -232,8 +232,8 @@ class ResultSourcesTest
 
         final IllegalArgumentException ambiguous = assertThrows(IllegalArgumentException.class,
             () -> WorkloadFormat.detect(file));
-        assertTrue(ambiguous.getMessage().contains("--from mooncake") &&
-            ambiguous.getMessage().contains("--from guidellm-replay"), ambiguous.getMessage());
+        assertTrue(ambiguous.getMessage().contains("--format mooncake") &&
+            ambiguous.getMessage().contains("--format guidellm-replay"), ambiguous.getMessage());
     }
 
     @Test

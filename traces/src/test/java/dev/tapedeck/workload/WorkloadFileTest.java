@@ -89,7 +89,7 @@ class WorkloadFileTest
     {
         final String meta = "{\"meta\":{\"kind\":\"workload\",\"block_size\":4}}";
         expectError(write("no-meta.jsonl", "{\"arrival_ms\":0,\"prompt_tokens\":3}"), ":1: not a tapedeck workload");
-        expectError(write("trace.jsonl", "{\"meta\":{\"source\":\"tap\"}}"), "use --from trace");
+        expectError(write("trace.jsonl", "{\"meta\":{\"source\":\"tap\"}}"), "use --format trace");
         expectError(write("v2.jsonl", "{\"meta\":{\"kind\":\"workload\",\"version\":2}}"), ":1: workload format " +
             "version 2");
         expectError(write("order.jsonl", meta, "{\"arrival_ms\":5,\"prompt_tokens\":3}",

@@ -50,6 +50,24 @@ final class Converters
         }
     }
 
+    /**
+     * A duration that must carry its unit ({@code 20s}, {@code 500ms}): for flags whose bare numbers used to mean
+     * seconds, so that an old {@code --warmup 20} is refused rather than read as 20 ms.
+     */
+    static final class DurationNsWithUnit implements CommandLine.ITypeConverter<Long>
+    {
+        @Override
+        public Long convert(final String value)
+        {
+            if (value.trim().matches("[0-9.]+") && Double.parseDouble(value.trim()) != 0)
+            {
+                throw new CommandLine.TypeConversionException("'" + value + "' has no unit: give one, e.g. " +
+                    value.trim() + "s or " + value.trim() + "ms");
+            }
+            return new DurationNs().convert(value);
+        }
+    }
+
     /** {@code 4m}, {@code 512k}, {@code 1g}, {@code 4MiB} or a number of bytes. */
     static final class ByteSize implements CommandLine.ITypeConverter<Integer>
     {

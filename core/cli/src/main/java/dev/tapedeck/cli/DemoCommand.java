@@ -191,7 +191,7 @@ public final class DemoCommand implements Callable<Integer>
         }
         if (!given.hasMatchedOption("--scrape-metrics"))
         {
-            load.scrapeMetrics(fleet.baseUrls().get(0).resolve("/metrics"));
+            load.scrapeMetrics(fleet.baseUrls().stream().map(url -> url.resolve("/metrics")).toList());
         }
         if (quiet)
         {

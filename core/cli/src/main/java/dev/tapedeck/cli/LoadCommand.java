@@ -113,10 +113,11 @@ public final class LoadCommand implements Callable<Integer>
         description = "Stop sending after S seconds (0 = no limit).")
     double maxSeconds;
 
-    @CommandLine.Option(names = "--warmup", defaultValue = "0", paramLabel = "S",
-        description = "Requests meant to go in the first S seconds are sent but not measured " +
-            "(default: ${DEFAULT-VALUE}).")
-    double warmupSeconds;
+    @CommandLine.Option(names = "--warmup", defaultValue = "0s", paramLabel = "DURATION",
+        converter = Converters.DurationNsWithUnit.class,
+        description = "Requests meant to go in this first part of the run are sent but not measured, e.g. 20s " +
+            "(a unit is required; default: none).")
+    long warmupNs;
 
     @CommandLine.Option(names = "--model", paramLabel = "NAME",
         description = "Model name to send (default: the first of the server's /v1/models).")
@@ -204,10 +205,14 @@ public final class LoadCommand implements Callable<Integer>
     @CommandLine.Option(names = "--html", paramLabel = "FILE", description = "Write the HTML report here.")
     Path html;
 
-    @CommandLine.Option(names = "--scrape-metrics", paramLabel = "URL",
+    @CommandLine.Option(names = "--insecure",
+        description = "Accept any TLS certificate of an https:// server (a self-signed gateway in a test setup).")
+    boolean insecure;
+
+    @CommandLine.Option(names = "--scrape-metrics", paramLabel = "URL", split = ",",
         description = "Sample the server's Prometheus metrics every second into the report " +
             "(e.g. http://127.0.0.1:8000/metrics); with --decode-url, the decode server's, for its KV transfer time.")
-    URI scrapeMetrics;
+    List<URI> scrapeMetrics;
 
     @CommandLine.Option(names = "--quiet", description = "No progress line.")
     boolean quiet;
@@ -243,7 +248,7 @@ public final class LoadCommand implements Callable<Integer>
             .durationNs(durationNs)
             .maxRequests(maxRequests)
             .maxSeconds(maxSeconds)
-            .warmupSeconds(warmupSeconds)
+            .warmupSeconds(warmupNs / 1e9)
             .model(model)
             .endpoint("chat".equalsIgnoreCase(endpoint) ? RequestBodies.Endpoint.CHAT :
                 RequestBodies.Endpoint.COMPLETIONS)
@@ -265,6 +270,7 @@ public final class LoadCommand implements Callable<Integer>
             .report(report)
             .html(html)
             .scrapeMetrics(scrapeMetrics)
+            .insecure(insecure)
             .progress(!quiet);
     }
 

@@ -160,6 +160,12 @@ public final class ServeCommand implements Callable<Integer>
         description = "Largest adapter rank (reported only: there are no weights; default: ${DEFAULT-VALUE}).")
     int maxLoraRank;
 
+    @CommandLine.Option(names = "--max-cpu-loras", paramLabel = "N",
+        description = "How many LoRA adapters may be registered at once, --lora-modules and runtime loads " +
+            "(vLLM's flag, at least --max-loras; default: " + LoraSettings.DEFAULT_MAX_ADAPTERS + "); a load " +
+            "beyond it is refused with 400.")
+    Integer maxCpuLoras;
+
     @CommandLine.Mixin
     EngineOptions engine = new EngineOptions();
 
@@ -230,7 +236,12 @@ public final class ServeCommand implements Callable<Integer>
             throw new IllegalArgumentException("--lora-modules needs --enable-lora");
         }
         final List<LoraAdapter> modules = null == loraModules ? List.of() : LoraModules.parse(loraModules, names);
-        return new LoraSettings(enableLora, modules, maxLoraRank);
+        if (null != maxCpuLoras && maxCpuLoras < engine.maxLoras)
+        {
+            throw new IllegalArgumentException("max_cpu_loras (" + maxCpuLoras + ") must be greater than or equal " +
+                "to max_loras (" + engine.maxLoras + ")");
+        }
+        return new LoraSettings(enableLora, modules, maxLoraRank, null == maxCpuLoras ? 0 : maxCpuLoras);
     }
 
     @Override

@@ -80,6 +80,13 @@ class CliTest
             "not a URL; give its scheme, e.g. http://127.0.0.1:8000 (tapedeck load --help lists every flag)"),
             noScheme.err().lines().toList(), "one line, no usage dump");
         assertEquals(1, run("serve", "--no-such-flag").err().lines().count(), "one line for an unknown flag too");
+        final CliRun bareWarmup = run("load", "--url", "http://127.0.0.1:9", "--concurrency", "1", "--duration", "1s",
+            "--warmup", "20");
+        assertEquals(2, bareWarmup.exitCode());
+        assertTrue(bareWarmup.err().contains("'20' has no unit: give one, e.g. 20s or 20ms"), bareWarmup.err());
+        final CliRun ftp = run("load", "--url", "ftp://127.0.0.1:9", "--concurrency", "1", "--duration", "1s");
+        assertEquals(2, ftp.exitCode());
+        assertTrue(ftp.err().contains("--url must be an http:// or https:// URL"), ftp.err());
     }
 
     @Test
@@ -132,6 +139,9 @@ class CliTest
     @Test
     void shouldRefuseLoraModulesWithoutEnableLoraAndMalformedModules()
     {
+        final CliRun cpu = run("serve", "--port", "0", "--enable-lora", "--max-loras", "4", "--max-cpu-loras", "2");
+        assertEquals(2, cpu.exitCode());
+        assertTrue(cpu.err().contains("max_cpu_loras (2) must be greater than or equal to max_loras (4)"), cpu.err());
         final CliRun without = run("serve", "--port", "0", "--lora-modules", "sql=/adapters/sql");
         assertEquals(2, without.exitCode());
         assertEquals("tapedeck serve: error: --lora-modules needs --enable-lora", without.err().trim());
@@ -316,11 +326,11 @@ class CliTest
         final CliRun none = run(concat(new String[] {"load"}, run));
         assertEquals(2, none.exitCode(), none.err());
         assertTrue(none.err().contains("--url"), none.err());
-        final CliRun tls = run(concat(new String[] {"load", "--prefill-url", "https://127.0.0.1:8100",
+        final CliRun ftp = run(concat(new String[] {"load", "--prefill-url", "ftp://127.0.0.1:8100",
             "--decode-url", "http://127.0.0.1:8200"}, run));
-        assertEquals(2, tls.exitCode(), tls.err());
-        assertEquals("tapedeck load: error: --prefill-url must be plain http (the load client has no TLS), got " +
-            "'https://127.0.0.1:8100'", tls.err().trim());
+        assertEquals(2, ftp.exitCode(), ftp.err());
+        assertEquals("tapedeck load: error: --prefill-url must be an http:// or https:// URL such as " +
+            "http://127.0.0.1:8000 (a path prefix is kept), got 'ftp://127.0.0.1:8100'", ftp.err().trim());
         final String help = run("load", "--help").out();
         assertTrue(help.contains("--prefill-url") && help.contains("--decode-url"), help);
     }

@@ -194,7 +194,7 @@ public record RequestFault(Kind kind, int status, long durationNs, int afterToke
         try
         {
             final int n = Integer.parseInt(value);
-            if (n >= 0)
+            if (n >= 1)
             {
                 return n;
             }
@@ -203,7 +203,7 @@ public record RequestFault(Kind kind, int status, long durationNs, int afterToke
         {
             // reported below
         }
-        throw new IllegalArgumentException("fault '" + text.trim() + "': @N needs a token count >= 0");
+        throw new IllegalArgumentException("fault '" + text.trim() + "': @N needs a token count >= 1");
     }
 
     @Override

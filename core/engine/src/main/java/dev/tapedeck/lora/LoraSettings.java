@@ -10,14 +10,21 @@ import java.util.List;
  * @param enabled {@code --enable-lora}.
  * @param modules the adapters of {@code --lora-modules}, in order.
  * @param maxLoraRank {@code --max-lora-rank}.
+ * @param maxCpuLoras {@code --max-cpu-loras}: how many adapters may be registered at once (modules and runtime
+ *     loads); 0 for {@link #DEFAULT_MAX_ADAPTERS}.
  */
-public record LoraSettings(boolean enabled, List<LoraAdapter> modules, int maxLoraRank)
+public record LoraSettings(boolean enabled, List<LoraAdapter> modules, int maxLoraRank, int maxCpuLoras)
 {
+    /** How many adapters may be registered without {@code --max-cpu-loras}: a bound on what clients can load. */
+    public static final int DEFAULT_MAX_ADAPTERS = 1024;
+    /** The longest adapter name accepted, in characters. */
+    public static final int MAX_NAME_LENGTH = 256;
+
     /** vLLM's default {@code --max-lora-rank}. */
     public static final int DEFAULT_MAX_LORA_RANK = 16;
 
     /** LoRA off, as without {@code --enable-lora}. */
-    public static final LoraSettings DISABLED = new LoraSettings(false, List.of(), DEFAULT_MAX_LORA_RANK);
+    public static final LoraSettings DISABLED = new LoraSettings(false, List.of(), DEFAULT_MAX_LORA_RANK, 0);
 
     /**
      * Validates and copies the list.
@@ -33,5 +40,27 @@ public record LoraSettings(boolean enabled, List<LoraAdapter> modules, int maxLo
         {
             throw new IllegalArgumentException("--max-lora-rank must be >= 1, got " + maxLoraRank);
         }
+        if (maxCpuLoras < 0)
+        {
+            throw new IllegalArgumentException("--max-cpu-loras must be >= 1, got " + maxCpuLoras);
+        }
+        if (modules.size() > maxAdapters(maxCpuLoras))
+        {
+            throw new IllegalArgumentException("--lora-modules lists " + modules.size() + " adapters, more than " +
+                "--max-cpu-loras " + maxAdapters(maxCpuLoras));
+        }
+    }
+
+    /**
+     * @return how many adapters may be registered at once.
+     */
+    public int maxAdapters()
+    {
+        return maxAdapters(maxCpuLoras);
+    }
+
+    private static int maxAdapters(final int maxCpuLoras)
+    {
+        return 0 == maxCpuLoras ? DEFAULT_MAX_ADAPTERS : maxCpuLoras;
     }
 }

@@ -54,7 +54,7 @@ class LoraModulesTest
             () -> LoraModules.parse(List.of("Qwen/Qwen3-8B=/1"), BASE));
         assertTrue(base.getMessage().contains("already a served model name"), base.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new LoraSettings(false, LoraModules.parse(
-            List.of("a=/1"), BASE), 16), "modules without --enable-lora");
+            List.of("a=/1"), BASE), 16, 0), "modules without --enable-lora");
     }
 
     private static void assertMessage(final String expected, final String value)

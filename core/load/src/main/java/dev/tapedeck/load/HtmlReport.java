@@ -116,6 +116,15 @@ public final class HtmlReport
         item(out, "target", target.has("prefill_url") ? "prefill " + target.path("prefill_url").asText() +
             ", then decode " + target.path("decode_url").asText() : target.path("url").asText("-"));
         item(out, "model", target.path("model").asText("-"));
+        if (target.path("metrics_scraped").size() > 1)
+        {
+            item(out, "server series", "summed over the " + target.path("metrics_scraped").size() + " scraped " +
+                "endpoints (KV cache usage: their mean)");
+        }
+        else if (target.path("metrics_scraped").size() == 1)
+        {
+            item(out, "server series", "from " + target.path("metrics_scraped").path(0).asText());
+        }
         item(out, "endpoint", target.path("endpoint").asText("-") + (target.path("stream").asBoolean(false) ?
             ", streamed" : ", not streamed"));
         if (report.has("sweep"))

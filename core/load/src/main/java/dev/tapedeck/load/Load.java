@@ -20,6 +20,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.tapedeck.build.JvmAccess;
+import dev.tapedeck.load.client.ServerUrl;
+import dev.tapedeck.load.client.Tls;
 import dev.tapedeck.tokens.Tokenizer;
 import dev.tapedeck.workload.Workload;
 import dev.tapedeck.workload.WorkloadFormat;
@@ -227,12 +229,16 @@ public final class Load implements AutoCloseable
             target.put("prefill_url", context.prefillUrl().toString());
             target.put("decode_url", context.decodeUrl().toString());
         }
+        if (!context.scrapeMetrics().isEmpty())
+        {
+            target.put("metrics_scraped", context.scrapeMetrics().stream().map(URI::toString).toList());
+        }
         target.put("model", modelName);
         target.put("endpoint", which.path());
         target.put("stream", context.stream());
         return new LoadJob.Settings(urls, twoHop ? context.prefillUrl() : null, target, optionsForReport(context),
             bodies, extra, context.clientThreads(), context.requestTimeoutNs(), objectives, sweepParameter, points,
-            context.scrapeMetrics(), context.report(), context.html(), context.progress());
+            context.scrapeMetrics(), context.insecure(), context.report(), context.html(), context.progress());
     }
 
     /**
@@ -274,8 +280,9 @@ public final class Load implements AutoCloseable
     private static String discoverModel(final LoadContext context, final URI first)
         throws IOException, InterruptedException
     {
-        final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        final HttpRequest.Builder request = HttpRequest.newBuilder(first.resolve("/v1/models"))
+        final HttpClient http = Tls.javaClient(context.insecure()).connectTimeout(Duration.ofSeconds(5)).build();
+        final URI models = ServerUrl.parse("--url", first).resolve("/v1/models");
+        final HttpRequest.Builder request = HttpRequest.newBuilder(models)
             .timeout(Duration.ofSeconds(10)).GET();
         if (null != context.apiKey())
         {
@@ -290,12 +297,11 @@ public final class Load implements AutoCloseable
         {
             throw new IOException("cannot reach " + first + " (is the server up?); or pass --model to skip asking it");
         }
-        final JsonNode models = 200 == response.statusCode() ? new ObjectMapper().readTree(response.body()) : null;
-        final JsonNode id = null == models ? null : models.path("data").path(0).path("id");
+        final JsonNode list = 200 == response.statusCode() ? new ObjectMapper().readTree(response.body()) : null;
+        final JsonNode id = null == list ? null : list.path("data").path(0).path("id");
         if (null == id || id.isMissingNode())
         {
-            throw new IOException(first + "/v1/models gave no model (status " + response.statusCode() +
-                "); pass --model");
+            throw new IOException(models + " gave no model (status " + response.statusCode() + "); pass --model");
         }
         return id.asText();
     }
@@ -340,7 +346,8 @@ public final class Load implements AutoCloseable
         put(options, "seed", c.seed());
         put(options, "report", c.report());
         put(options, "html", c.html());
-        put(options, "scrape-metrics", c.scrapeMetrics());
+        put(options, "scrape-metrics", c.scrapeMetrics().isEmpty() ? null : c.scrapeMetrics());
+        put(options, "insecure", c.insecure() ? Boolean.TRUE : null);
         put(options, "quiet", !c.progress());
         return options;
     }

@@ -61,7 +61,8 @@ public final class LoadContext
     private long seed = 0;
     private Path report;
     private Path html;
-    private URI scrapeMetrics;
+    private List<URI> scrapeMetrics = List.of();
+    private boolean insecure;
     private boolean progress = true;
     private PrintStream out = System.out;
     private PrintStream err = System.err;
@@ -642,18 +643,34 @@ public final class LoadContext
     }
 
     /**
-     * @param value sample this Prometheus URL every second into the report (default none).
+     * @param value sample these Prometheus URLs every second into the report, summed as one server (several for a
+     *     fleet; default none).
      * @return this.
      */
-    public LoadContext scrapeMetrics(final URI value)
+    public LoadContext scrapeMetrics(final List<URI> value)
     {
-        scrapeMetrics = value;
+        scrapeMetrics = null == value ? List.of() : List.copyOf(value);
         return this;
     }
 
-    public URI scrapeMetrics()
+    public List<URI> scrapeMetrics()
     {
         return scrapeMetrics;
+    }
+
+    /**
+     * @param value accept any TLS certificate of an https server ({@code --insecure}; default false).
+     * @return this.
+     */
+    public LoadContext insecure(final boolean value)
+    {
+        insecure = value;
+        return this;
+    }
+
+    public boolean insecure()
+    {
+        return insecure;
     }
 
     /**

@@ -1,7 +1,10 @@
 package dev.tapedeck.load;
 
 import java.net.URI;
+import java.util.List;
 import java.util.Locale;
+
+import dev.tapedeck.load.client.ServerUrl;
 
 /**
  * The rules a {@link LoadContext} must satisfy to describe a run that ends, each broken rule named in the words of
@@ -69,12 +72,13 @@ final class LoadContextRules
         {
             throw new IllegalArgumentException("--client-threads must be within 1..64");
         }
-        final URI scrape = c.scrapeMetrics();
-        if (null != scrape && (!("http".equals(scrape.getScheme()) || "https".equals(scrape.getScheme())) ||
-            null == scrape.getHost()))
+        for (final URI scrape : c.scrapeMetrics())
         {
-            throw new IllegalArgumentException("--scrape-metrics must be an http:// URL such as " +
-                "http://127.0.0.1:8000/metrics, got '" + scrape + "'");
+            if (!("http".equals(scrape.getScheme()) || "https".equals(scrape.getScheme())) || null == scrape.getHost())
+            {
+                throw new IllegalArgumentException("--scrape-metrics must be an http:// or https:// URL such as " +
+                    "http://127.0.0.1:8000/metrics, got '" + scrape + "'");
+            }
         }
         if (!generated && null == c.durationNs() && 0 == c.maxRequests() && closed)
         {
@@ -104,27 +108,12 @@ final class LoadContextRules
         }
         if (prefill)
         {
-            checkServerUrl("--prefill-url", c.prefillUrl());
-            checkServerUrl("--decode-url", c.decodeUrl());
+            ServerUrl.parse("--prefill-url", c.prefillUrl());
+            ServerUrl.parse("--decode-url", c.decodeUrl());
         }
-    }
-
-    /**
-     * A server of a two-hop run: {@code http://host[:port]}. An {@code https} URL is well formed but refused, as for
-     * {@code --url}: the load client speaks plain HTTP/1.1 (no TLS).
-     */
-    private static void checkServerUrl(final String flag, final URI url)
-    {
-        final String scheme = null == url.getScheme() ? "" : url.getScheme().toLowerCase(Locale.ROOT);
-        if ("https".equals(scheme) && null != url.getHost())
+        for (final URI url : urls ? c.urls() : List.<URI>of())
         {
-            throw new IllegalArgumentException(flag + " must be plain http (the load client has no TLS), got '" +
-                url + "'");
-        }
-        if (!"http".equals(scheme) || null == url.getHost())
-        {
-            throw new IllegalArgumentException(flag + " must be an http:// URL such as http://127.0.0.1:8100, got '" +
-                url + "'");
+            ServerUrl.parse("--url", url);
         }
     }
 

@@ -46,14 +46,16 @@ public final class LoadJob
      * @param slo objectives for goodput.
      * @param sweepParameter {@code concurrency} or {@code rate}, or null.
      * @param points the runs.
-     * @param scrapeUrl Prometheus URL to sample during each run, or null.
+     * @param scrapeUrls Prometheus URLs to sample during each run, summed as one server; empty for none.
+     * @param insecureTls accept any TLS certificate of an https server.
      * @param report JSON report path, or null.
      * @param html HTML report path, or null.
      * @param progress print a progress line.
      */
     public record Settings(List<URI> urls, URI prefillUrl, Map<String, Object> target, Map<String, Object> options,
         RequestBodies bodies, Map<String, String> headers, int clientThreads, long requestTimeoutNs, Slo slo,
-        String sweepParameter, List<PointSpec> points, URI scrapeUrl, Path report, Path html, boolean progress)
+        String sweepParameter, List<PointSpec> points, List<URI> scrapeUrls, boolean insecureTls, Path report,
+        Path html, boolean progress)
     {
     }
 
@@ -101,9 +103,9 @@ public final class LoadJob
         final boolean terminal = null != System.console();
         try (LoadClient client = null == settings.prefillUrl() ?
             new LoadClient(settings.urls(), settings.clientThreads(), settings.headers(), settings.requestTimeoutNs(),
-                Transport.select("auto")) :
+                Transport.select("auto"), settings.insecureTls()) :
             LoadClient.prefillDecode(settings.prefillUrl(), settings.urls().get(0), settings.clientThreads(),
-                settings.headers(), settings.requestTimeoutNs(), Transport.select("auto")))
+                settings.headers(), settings.requestTimeoutNs(), Transport.select("auto"), settings.insecureTls()))
         {
             for (final PointSpec spec : settings.points())
             {
@@ -111,8 +113,8 @@ public final class LoadJob
                 {
                     break;
                 }
-                final MetricsScraper scraper = null == settings.scrapeUrl() ? null :
-                    new MetricsScraper(settings.scrapeUrl()).bracketRun(true);
+                final MetricsScraper scraper = settings.scrapeUrls().isEmpty() ? null :
+                    new MetricsScraper(settings.scrapeUrls(), settings.insecureTls()).bracketRun(true);
                 client.preconnect(spec.settings().warmConnections(), java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
                 final LoadRun run = new LoadRun(spec.settings(), client, settings.bodies());
                 current = run;

@@ -18,7 +18,8 @@ import org.agrona.concurrent.SleepingMillisIdleStrategy;
 import org.agrona.concurrent.SystemNanoClock;
 
 /**
- * Samples a server's Prometheus endpoint once a second during a run ({@code --scrape-metrics URL}) and keeps, per
+ * Samples a server's Prometheus endpoints once a second during a run ({@code --scrape-metrics URL...}; several, as
+ * the instances of a fleet, are read as one server: their samples are summed, usage averaged) and keeps, per
  * second, the gauges a load test reads next to its own numbers: requests running and waiting, KV-cache usage, and
  * the rates of the prompt, generation and preemption counters. vLLM ({@code vllm:}) and SGLang ({@code sglang:})
  * names are understood; samples of one metric with several label sets (engines, data-parallel ranks) are summed
@@ -76,8 +77,8 @@ public final class MetricsScraper implements Agent
         }
     }
 
-    private final URI url;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final List<URI> urls;
+    private final HttpClient http;
     private final List<Map<String, Double>> series = new ArrayList<>();
     private final NanoClock clock;
     private AgentRunner runner;
@@ -98,7 +99,18 @@ public final class MetricsScraper implements Agent
      */
     public MetricsScraper(final URI url)
     {
-        this(url, SystemNanoClock.INSTANCE);
+        this(List.of(url), false);
+    }
+
+    /**
+     * A scraper of several endpoints read as one server, on the system's clock.
+     *
+     * @param urls the metrics URLs.
+     * @param insecureTls accept any TLS certificate of an https endpoint.
+     */
+    public MetricsScraper(final List<URI> urls, final boolean insecureTls)
+    {
+        this(urls, insecureTls, SystemNanoClock.INSTANCE);
     }
 
     /**
@@ -107,7 +119,13 @@ public final class MetricsScraper implements Agent
      */
     public MetricsScraper(final URI url, final NanoClock clock)
     {
-        this.url = url;
+        this(List.of(url), false, clock);
+    }
+
+    private MetricsScraper(final List<URI> urls, final boolean insecureTls, final NanoClock clock)
+    {
+        this.urls = List.copyOf(urls);
+        this.http = dev.tapedeck.load.client.Tls.javaClient(insecureTls).connectTimeout(Duration.ofSeconds(2)).build();
         this.clock = clock;
     }
 
@@ -254,16 +272,28 @@ public final class MetricsScraper implements Agent
     {
         try
         {
-            final HttpResponse<String> response = http.send(HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(2))
-                .GET().build(), HttpResponse.BodyHandlers.ofString());
-            if (200 != response.statusCode())
+            // all endpoints at once, so that a fleet's scrape takes one round trip; one failed endpoint leaves the
+            // second empty: a partial sum would mislead
+            final List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+            for (final URI url : urls)
             {
-                failures++;
-                return null;
+                answers.add(http.sendAsync(HttpRequest.newBuilder(url).timeout(Duration.ofSeconds(2)).GET().build(),
+                    HttpResponse.BodyHandlers.ofString()));
             }
-            return parse(response.body());
+            final StringBuilder text = new StringBuilder();
+            for (final java.util.concurrent.CompletableFuture<HttpResponse<String>> answer : answers)
+            {
+                final HttpResponse<String> response = answer.get();
+                if (200 != response.statusCode())
+                {
+                    failures++;
+                    return null;
+                }
+                text.append(response.body()).append('\n');
+            }
+            return parse(text.toString());
         }
-        catch (final java.io.IOException | RuntimeException ex)
+        catch (final java.util.concurrent.ExecutionException | RuntimeException ex)
         {
             failures++; // counted, never failing the run (and never a busy loop of errors)
             return null;

@@ -150,10 +150,10 @@ class MetricsScraperTest
     void shouldRefuseAScrapeUrlThatIsNotHttp()
     {
         final LoadContext context = new LoadContext().urls(List.of(URI.create("http://127.0.0.1:8000")))
-            .rate(1.0).durationNs(1_000_000_000L).scrapeMetrics(URI.create("localhost:8000/metrics"));
+            .rate(1.0).durationNs(1_000_000_000L).scrapeMetrics(List.of(URI.create("localhost:8000/metrics")));
         final IllegalArgumentException ex =
             org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, context::conclude);
-        assertEquals("--scrape-metrics must be an http:// URL such as http://127.0.0.1:8000/metrics, got " +
+        assertEquals("--scrape-metrics must be an http:// or https:// URL such as http://127.0.0.1:8000/metrics, got " +
             "'localhost:8000/metrics'", ex.getMessage());
     }
 }

@@ -62,7 +62,7 @@ class PrefillDecodeRunTest
             DECODE_FIRST_TOKEN_MS, true))
         {
             final ObjectNode report = run(context(servers, out)
-                .scrapeMetrics(servers.decodeUrl().resolve("/metrics")));
+                .scrapeMetrics(List.of(servers.decodeUrl().resolve("/metrics"))));
             assertEquals(List.of(), servers.problems());
             assertEquals(REQUESTS, servers.prefillRequests());
             assertEquals(REQUESTS, servers.decodeRequests());
@@ -154,7 +154,7 @@ class PrefillDecodeRunTest
             try (FakePrefillDecode servers = new FakePrefillDecode(mode, 0, 0, false))
             {
                 final ObjectNode report = run(context(servers, out)
-                    .scrapeMetrics(servers.decodeUrl().resolve("/metrics")));
+                    .scrapeMetrics(List.of(servers.decodeUrl().resolve("/metrics"))));
                 final JsonNode point = report.path("points").path(0);
                 assertEquals(Map.of("prefill_no_kv_transfer_params", (long)REQUESTS), errors(point), mode + ": " +
                     point);
@@ -179,12 +179,13 @@ class PrefillDecodeRunTest
             new LoadContext().decodeUrl(decode));
         assertRefused("give --url or --prefill-url with --decode-url, not both",
             new LoadContext().urls(List.of(decode)).prefillUrl(prefill).decodeUrl(decode));
-        assertRefused("--decode-url must be an http:// URL such as http://127.0.0.1:8100, got 'localhost:8200'",
-            new LoadContext().prefillUrl(prefill).decodeUrl(URI.create("localhost:8200")));
-        assertRefused("--prefill-url must be an http:// URL such as http://127.0.0.1:8100, got 'ftp://h/'",
-            new LoadContext().prefillUrl(URI.create("ftp://h/")).decodeUrl(decode));
-        assertRefused("--prefill-url must be plain http (the load client has no TLS), got 'https://h:8100'",
-            new LoadContext().prefillUrl(URI.create("https://h:8100")).decodeUrl(decode));
+        assertRefused("--decode-url must be an http:// or https:// URL such as http://127.0.0.1:8000 (a path prefix " +
+            "is kept), got 'localhost:8200'", new LoadContext().prefillUrl(prefill).decodeUrl(URI.create(
+            "localhost:8200")));
+        assertRefused("--prefill-url must be an http:// or https:// URL such as http://127.0.0.1:8000 (a path prefix " +
+            "is kept), got 'ftp://h/'", new LoadContext().prefillUrl(URI.create("ftp://h/")).decodeUrl(decode));
+        assertTrue(new LoadContext().prefillUrl(URI.create("https://h:8100")).decodeUrl(decode).concurrency(1)
+            .maxRequests(1).conclude().isPrefillDecode(), "https is a target like another");
         final LoadContext good = new LoadContext().prefillUrl(prefill).decodeUrl(decode).concurrency(1)
             .maxRequests(1);
         assertTrue(good.conclude().isPrefillDecode());

@@ -98,6 +98,10 @@ public final class EngineCoreAgent implements Agent
     private final boolean[] faultEnded;
     private long faultsFromNs;
     private boolean stalled;
+    /** Freezes in effect (a stall fault, a sleep with mode=keep): the engine's time stands still meanwhile. */
+    private int freezes;
+    private long freezeStartNs;
+    private long frozenNs;
     private boolean dead;
     private boolean died;
 
@@ -216,10 +220,11 @@ public final class EngineCoreAgent implements Agent
         }
         connectCoordinator(init, deadlineNs);
         batcher = new OutputBatcher(engineIndex, options.line(), clients, this::send, live);
-        engine = new Engine(config, batcher, engineClock.nanoTime());
+        engine = new Engine(config, batcher, engineNowNs());
         batcher.engine(engine);
-        utilities = new UtilityHandler(() -> engine.resetPrefixCache(engineClock.nanoTime()), loras);
-        sleep = new EngineSleep(engine, () -> engine.resetPrefixCache(engineClock.nanoTime()), this::replyUtility);
+        utilities = new UtilityHandler(() -> engine.resetPrefixCache(engineNowNs()), loras);
+        sleep = new EngineSleep(engine, () -> engine.resetPrefixCache(engineNowNs()), this::replyUtility,
+            this::freeze);
         handshake.send(encode(w -> Handshake.ready(w, config.kvCacheBlocks())), 0);
         handshake.close();
         faultsFromNs = engineClock.nanoTime();
@@ -334,9 +339,9 @@ public final class EngineCoreAgent implements Agent
             frameView.wrap(add.payload());
             onAdd(add.payload());
         }
-        if (!sleep.frozen())
+        if (0 == freezes)
         {
-            work += engine.doWork(engineClock.nanoTime());
+            work += engine.doWork(engineNowNs());
         }
         inFlight = engine.numRunning() + engine.numWaiting();
         return work;
@@ -358,7 +363,9 @@ public final class EngineCoreAgent implements Agent
             case RequestType.ADD:
                 if (!draining && sleep.holdsAdds())
                 {
-                    sleep.hold(new EngineSleep.HeldAdd(bytes, receivingClient)); // admitted at the wake-up
+                    // admitted at the wake-up; the id is read now so that an ABORT can drop it
+                    final String heldId = decoder.decode(frameView, 0, bytes.length, add) ? add.requestId() : null;
+                    sleep.hold(new EngineSleep.HeldAdd(bytes, receivingClient, heldId));
                 }
                 else
                 {
@@ -380,7 +387,7 @@ public final class EngineCoreAgent implements Agent
 
     private void onAdd(final byte[] bytes)
     {
-        final long nowNs = engineClock.nanoTime();
+        final long nowNs = engineNowNs();
         if (!decoder.decode(frameView, 0, bytes.length, add))
         {
             final String requestId = add.requestId();
@@ -529,7 +536,7 @@ public final class EngineCoreAgent implements Agent
 
     private void onAbort(final byte[] bytes)
     {
-        final long nowNs = engineClock.nanoTime();
+        final long nowNs = engineNowNs();
         reader.wrap(frameView, 0, bytes.length);
         final int count = reader.readArrayHeader();
         for (int i = 0; i < count && reader.ok(); i++)
@@ -540,6 +547,10 @@ public final class EngineCoreAgent implements Agent
             {
                 p.abortedByFrontend = true;
                 engine.abort(p.request, FinishReason.ABORT, nowNs);
+            }
+            else if (null != id)
+            {
+                sleep.dropHeld(id); // aborted while held by a sleep: never admitted
             }
         }
         if (!reader.ok())
@@ -559,7 +570,7 @@ public final class EngineCoreAgent implements Agent
         final int client = replyClient(utility.clientIndex());
         if (client == utility.clientIndex() && EngineSleep.answers(utility.method()))
         {
-            sleep.onUtility(utility, client, engineClock.nanoTime());
+            sleep.onUtility(utility, client, engineNowNs());
             return;
         }
         final UtilityHandler.Outcome outcome;
@@ -582,7 +593,7 @@ public final class EngineCoreAgent implements Agent
         final UtilityCall.ResultWriter result)
     {
         final int length = UtilityCall.writeReply(writer.wrap(scratch, 0), engineIndex,
-            engineClock.nanoTime() / 1e9, callId, failure, result);
+            engineNowNs() / 1e9, callId, failure, result);
         final byte[] reply = new byte[length];
         scratch.getBytes(0, reply);
         send(client, reply);
@@ -603,7 +614,7 @@ public final class EngineCoreAgent implements Agent
     {
         if (null != engine)
         {
-            engine.abortAll(engineClock.nanoTime());
+            engine.abortAll(engineNowNs());
         }
     }
 
@@ -615,9 +626,35 @@ public final class EngineCoreAgent implements Agent
         return inFlight;
     }
 
-    private void runFaults()
+    /**
+     * @return the engine's time: the clock less the time the engine stood frozen, still during a freeze, so that a
+     *     frozen engine goes on where it stopped instead of catching up in a burst.
+     */
+    private long engineNowNs()
+    {
+        return (freezes > 0 ? freezeStartNs : engineClock.nanoTime()) - frozenNs;
+    }
+
+    /** Stop (true) or restart (false) the engine's time; freezes nest. */
+    private void freeze(final boolean on)
     {
         final long nowNs = engineClock.nanoTime();
+        if (on)
+        {
+            if (0 == freezes++)
+            {
+                freezeStartNs = nowNs;
+            }
+        }
+        else if (freezes > 0 && 0 == --freezes)
+        {
+            frozenNs += nowNs - freezeStartNs;
+        }
+    }
+
+    private void runFaults()
+    {
+        final long nowNs = engineClock.nanoTime(); // the schedule runs on the clock, not on the engine's time
         for (int i = 0; i < faults.length; i++)
         {
             final FaultSchedule.Event event = faults[i];
@@ -661,6 +698,7 @@ public final class EngineCoreAgent implements Agent
                 break;
             case STALL:
                 stalled = begin;
+                freeze(begin);
                 break;
             case KV_EVENTS_DROP:
             case KV_EVENTS_DELAY:
@@ -681,6 +719,17 @@ public final class EngineCoreAgent implements Agent
         if (!died) // a crashed process sends nothing more
         {
             abortAll();
+            if (null != sleep)
+            {
+                for (final EngineSleep.HeldAdd held : sleep.drainHeld())
+                {
+                    if (null != held.requestId()) // held by a sleep: its client gets an ABORT finish too
+                    {
+                        failImmediately(held.requestId(), replyClient(held.receivedOn()), FinishReason.ABORT,
+                            engineNowNs());
+                    }
+                }
+            }
         }
         live.clear();
         if (null != context)

@@ -26,8 +26,8 @@ final class EngineSleep
     {
     }
 
-    /** An ADD held while sleeping: its payload and the client it came from. */
-    record HeldAdd(byte[] payload, int receivedOn)
+    /** An ADD held while sleeping: its payload, the client it came from, and its request id (null if unreadable). */
+    record HeldAdd(byte[] payload, int receivedOn, String requestId)
     {
     }
 
@@ -42,14 +42,23 @@ final class EngineSleep
     private final Engine engine;
     private final Runnable resetPrefixCache;
     private final Replier replier;
+    private final java.util.function.Consumer<Boolean> freeze;
     private Pending pending;
     private boolean frozen;
 
-    EngineSleep(final Engine engine, final Runnable resetPrefixCache, final Replier replier)
+    /**
+     * @param engine the engine.
+     * @param resetPrefixCache forgets every cached block (publishing {@code AllBlocksCleared}).
+     * @param replier answers utility calls.
+     * @param freeze stops (true) or restarts (false) the engine's time, for {@code mode=keep}.
+     */
+    EngineSleep(final Engine engine, final Runnable resetPrefixCache, final Replier replier,
+        final java.util.function.Consumer<Boolean> freeze)
     {
         this.engine = engine;
         this.resetPrefixCache = resetPrefixCache;
         this.replier = replier;
+        this.freeze = freeze;
     }
 
     /**
@@ -102,6 +111,12 @@ final class EngineSleep
             replier.reply(client, call.callId(), "Call to sleep method failed: " + ex.getMessage(), null);
             return;
         }
+        if (null != pending)
+        {
+            replier.reply(client, call.callId(), "Call to sleep method failed: another sleep is still waiting for " +
+                "the running requests to finish", null);
+            return;
+        }
         state.pauseScheduling();
         switch (mode)
         {
@@ -110,7 +125,11 @@ final class EngineSleep
                 asleep(new Pending(call.callId(), client, level));
                 break;
             case KEEP:
-                frozen = true;
+                if (!frozen)
+                {
+                    frozen = true;
+                    freeze.accept(true);
+                }
                 asleep(new Pending(call.callId(), client, level));
                 break;
             default: // WAIT: answered once what runs has finished
@@ -121,7 +140,7 @@ final class EngineSleep
 
     private void asleep(final Pending call)
     {
-        if (state.releaseMemory(call.level()))
+        if (state.schedulerPaused() && state.releaseMemory(call.level())) // not if woken up meanwhile
         {
             resetPrefixCache.run();
         }
@@ -150,9 +169,10 @@ final class EngineSleep
             return;
         }
         state.wakeUp(tags);
-        if (!state.schedulerPaused())
+        if (!state.schedulerPaused() && frozen)
         {
             frozen = false;
+            freeze.accept(false);
         }
         final boolean awake = !state.sleeping();
         replier.reply(client, call.callId(), null, w -> w.bool(awake));
@@ -196,10 +216,23 @@ final class EngineSleep
     }
 
     /**
-     * @return true while the engine must take no step ({@code mode=keep}).
+     * Drop a held ADD the frontend aborted.
+     *
+     * @param requestId the aborted request.
+     * @return true if it was held.
      */
-    boolean frozen()
+    boolean dropHeld(final String requestId)
     {
-        return frozen;
+        return held.removeIf(add -> requestId.equals(add.requestId()));
+    }
+
+    /**
+     * @return every ADD still held, removed (on shutdown: each is finished with ABORT).
+     */
+    List<HeldAdd> drainHeld()
+    {
+        final List<HeldAdd> all = new ArrayList<>(held);
+        held.clear();
+        return all;
     }
 }

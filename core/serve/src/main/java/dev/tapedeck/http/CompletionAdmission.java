@@ -115,6 +115,7 @@ final class CompletionAdmission
         final ParsedRequest request;
         try
         {
+            RequestParser.requireUtf8(http.content());
             request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
         }
         catch (final ApiException ex)
@@ -191,7 +192,7 @@ final class CompletionAdmission
         final String responseId = prefix + (null != headerId ? headerId :
             null != request.requestId ? request.requestId : instance.randomHexId());
         final HttpStream stream = new HttpStream(front, ctx, wireCtx, owner, request, responseId,
-            options.epochSeconds(), keepAlive);
+            options.epochSeconds(), http.protocolVersion(), keepAlive);
         final int[] echo = prepared.echo();
         final Choice[] choices = new Choice[children];
         int promptTokens = 0;

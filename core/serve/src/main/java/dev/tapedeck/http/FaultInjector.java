@@ -199,7 +199,13 @@ final class FaultInjector
 
     private void at(final long whenNs, final Runnable task)
     {
-        instance.loop().schedule(task, Math.max(0, whenNs - instance.nowNs()), TimeUnit.NANOSECONDS);
+        final long delayNs = whenNs - instance.nowNs();
+        if (delayNs <= 0)
+        {
+            task.run(); // due already (t=0): in effect before the next request is read
+            return;
+        }
+        instance.loop().schedule(task, delayNs, TimeUnit.NANOSECONDS);
     }
 
     private void begin(final FaultSchedule.Event event)

@@ -95,6 +95,7 @@ public final class HttpServer implements AutoCloseable
             new LoopThreads("tapedeck-http"), ioFactory);
         final List<Instance> instances = new ArrayList<>(options.instances());
         final HttpServer server = new HttpServer(group, instances, options);
+        final long runStartNs = options.nanoClock().nanoTime();
         try
         {
             for (int i = 0; i < options.instances(); i++)
@@ -102,6 +103,7 @@ public final class HttpServer implements AutoCloseable
                 final EventLoop loop = group.next();
                 final Instance instance = new Instance(i, loop, options, rankConfigs.get(i), tokenizer);
                 instances.add(instance);
+
                 final int port = 0 == options.port() ? 0 : options.port() + i;
                 final ServerBootstrap bootstrap = new ServerBootstrap()
                     .group(loop, loop)
@@ -118,21 +120,18 @@ public final class HttpServer implements AutoCloseable
                 // after Netty's acceptor (added when the channel registered), which passes accept failures on
                 channel.pipeline().addLast("accept-errors", server.census.acceptErrors());
                 instance.serverChannel(channel, bootstrap);
+                // on the loop that accepts, at once: a fault due at t=0 holds from the first request
+                loop.submit(() ->
+                {
+                    instance.faults().startSchedule(runStartNs);
+                    instance.lifecycle().start();
+                }).sync();
             }
         }
         catch (final InterruptedException | RuntimeException ex)
         {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw ex;
-        }
-        final long runStartNs = options.nanoClock().nanoTime();
-        for (final Instance instance : instances)
-        {
-            instance.loop().execute(() ->
-            {
-                instance.faults().startSchedule(runStartNs);
-                instance.lifecycle().start();
-            });
         }
         if (Transport.NIO == transport)
         {

@@ -47,6 +47,8 @@ final class HttpStream
     private final boolean continuousUsage;
     private final boolean promptTokensDetails;
     final boolean keepAlive;
+    /** The request's HTTP version: an HTTP/1.0 client gets HTTP/1.0 answers, a stream unchunked to the close. */
+    private final HttpVersion version;
     final String responseId;
     final long createdSeconds;
     private final String modelName;
@@ -82,6 +84,7 @@ final class HttpStream
         final ParsedRequest request,
         final String responseId,
         final long createdSeconds,
+        final HttpVersion version,
         final boolean keepAlive)
     {
         this.front = front;
@@ -93,7 +96,9 @@ final class HttpStream
         this.includeUsage = request.includeUsage;
         this.continuousUsage = request.continuousUsageStats;
         this.promptTokensDetails = front.options().enablePromptTokensDetails();
-        this.keepAlive = keepAlive;
+        this.version = version;
+        // HTTP/1.0 has no chunking: a stream's length is told by closing the connection
+        this.keepAlive = keepAlive && !(request.stream && HttpVersion.HTTP_1_0.equals(version));
         this.responseId = responseId;
         this.createdSeconds = createdSeconds;
         this.modelName = null != request.responseModel ? request.responseModel :
@@ -121,9 +126,12 @@ final class HttpStream
             headHeld = true; // written by resume()
             return;
         }
-        final DefaultHttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-        head.headers().add(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
-            .add(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        final DefaultHttpResponse head = new DefaultHttpResponse(version, HttpResponseStatus.OK);
+        head.headers().add(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        if (chunked())
+        {
+            head.headers().add(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        }
         if (!keepAlive)
         {
             head.headers().add(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
@@ -295,7 +303,14 @@ final class HttpStream
         }
         else
         {
-            frameChunk(frame);
+            if (chunked())
+            {
+                frameChunk(frame);
+            }
+            else
+            {
+                frame.readerIndex(FRAME_HEADER_RESERVE); // HTTP/1.0: the events as they are
+            }
             wireCtx.write(frame, wireCtx.voidPromise());
         }
         if (finishedAll)
@@ -342,6 +357,11 @@ final class HttpStream
     /**
      * Put {@code <hex length>\r\n} in front of the payload and {@code \r\n} after it, in the same buffer.
      */
+    private boolean chunked()
+    {
+        return !HttpVersion.HTTP_1_0.equals(version);
+    }
+
     private static void frameChunk(final ByteBuf frame)
     {
         final int payloadLength = frame.writerIndex() - FRAME_HEADER_RESERVE;
@@ -390,13 +410,16 @@ final class HttpStream
         final ByteBuf body = ctx.alloc().buffer(1024);
         FullResponses.write(body, this, modelName, completionTokens(),
             promptTokensDetails);
-        final FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
-            body);
+        final FullHttpResponse response = new DefaultFullHttpResponse(version, HttpResponseStatus.OK, body);
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
         response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
         if (!keepAlive)
         {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        }
+        else if (!chunked())
+        {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
         }
         ctx.writeAndFlush(response, ctx.voidPromise());
         onWritten();

@@ -107,6 +107,14 @@ final class Lifecycle
     }
 
     /**
+     * @return true if a completion must wait now (starting or scheduling paused, and not shutting down).
+     */
+    boolean holdsGeneration()
+    {
+        return holds("/v1/completions");
+    }
+
+    /**
      * @param request what to run once the instance is ready and awake (it checks {@link #holds} again).
      */
     void hold(final Runnable request)
@@ -211,6 +219,12 @@ final class Lifecycle
 
     private void asleep(final int level, final long startNs, final Consumer<FullHttpResponse> respond)
     {
+        if (!sleep.schedulerPaused()) // woken up while what ran was finishing: nothing to release
+        {
+            respond.accept(ControlResponses.json(HttpResponseStatus.OK, "{\"status\":\"awake\",\"level\":" +
+                level + ",\"elapsed_ms\":" + elapsedMs(startNs) + "}"));
+            return;
+        }
         if (sleep.releaseMemory(level))
         {
             instance.resetPrefixCache(); // the KV cache is released: every cached block is gone

@@ -16,6 +16,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 
 import dev.tapedeck.lora.LoraAdapter;
+import dev.tapedeck.lora.LoraSettings;
 import dev.tapedeck.lora.LoraTable;
 
 /**
@@ -54,7 +55,8 @@ final class LoraEndpoints
         try
         {
             final JsonNode body = body(request);
-            return path.endsWith("/load_lora_adapter") ? load(instance.loras(), body) : unload(instance.loras(), body);
+            return path.endsWith("/load_lora_adapter") ? load(instance.loras(), body,
+                instance.options().lora().maxAdapters()) : unload(instance.loras(), body);
         }
         catch (final ApiException ex)
         {
@@ -62,13 +64,27 @@ final class LoraEndpoints
         }
     }
 
-    private static FullHttpResponse load(final LoraTable loras, final JsonNode body)
+    private static FullHttpResponse load(final LoraTable loras, final JsonNode body, final int maxAdapters)
     {
         final String name = text(body, "lora_name");
         final String path = text(body, "lora_path");
         if (null == name || null == path)
         {
             throw invalid("Both 'lora_name' and 'lora_path' must be provided.");
+        }
+        if (name.length() > LoraSettings.MAX_NAME_LENGTH || name.chars().anyMatch(Character::isISOControl))
+        {
+            throw invalid("'lora_name' must be at most " + LoraSettings.MAX_NAME_LENGTH + " characters without " +
+                "control characters.");
+        }
+        if (path.length() > 4096)
+        {
+            throw invalid("'lora_path' must be at most 4096 characters.");
+        }
+        if (loras.adapters().size() >= maxAdapters)
+        {
+            throw invalid("Cannot load more than " + maxAdapters + " LoRA adapters (--max-cpu-loras); unload one " +
+                "first.");
         }
         if (null != loras.byName(name))
         {

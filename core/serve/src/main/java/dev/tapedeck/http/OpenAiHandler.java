@@ -34,6 +34,8 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     private final ArrayDeque<FullHttpRequest> pipelined = new ArrayDeque<>(2);
     private ChannelHandlerContext ctx;
     private HttpStream active;
+    /** The HTTP version of the request being answered: an HTTP/1.0 client gets HTTP/1.0 answers. */
+    private io.netty.handler.codec.http.HttpVersion version = io.netty.handler.codec.http.HttpVersion.HTTP_1_1;
     /** True while this connection's request is parsed and tokenized off the loop. */
     private boolean preparing;
 
@@ -71,6 +73,8 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     private void handle(final FullHttpRequest request)
     {
         final boolean keepAlive = HttpUtil.isKeepAlive(request);
+        version = 1 == request.protocolVersion().majorVersion() && 0 == request.protocolVersion().minorVersion() ?
+            io.netty.handler.codec.http.HttpVersion.HTTP_1_0 : io.netty.handler.codec.http.HttpVersion.HTTP_1_1;
         if (request.decoderResult().cause() instanceof TooLongHttpContentException)
         {
             // from BodyLimitAggregator: the body was over the limit and discarded
@@ -243,13 +247,18 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         {
             case "/sleep":
                 preparing = true; // a sleep with mode=wait answers once what runs has finished
+                ctx.channel().config().setAutoRead(false);
                 lifecycle.sleep(first(query, "level"), first(query, "mode"), response ->
                 {
                     preparing = false;
+                    ctx.channel().config().setAutoRead(true);
                     if (ctx.channel().isActive())
                     {
                         respond(response, keepAlive);
-                        servePipelined();
+                        if (keepAlive)
+                        {
+                            servePipelined();
+                        }
                     }
                 });
                 break;
@@ -337,7 +346,11 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             ctx.channel().config().setAutoRead(true);
             try
             {
-                if (ctx.channel().isActive())
+                if (ctx.channel().isActive() && instance.lifecycle().holdsGeneration())
+                {
+                    hold(request); // the instance went to sleep while it was prepared: it waits, and is read again
+                }
+                else if (ctx.channel().isActive())
                 {
                     start(prepared, request, endpoint, keepAlive, fault);
                 }
@@ -381,6 +394,11 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
 
     private void respond(final FullHttpResponse response, final boolean keepAlive)
     {
+        response.setProtocolVersion(version);
+        if (keepAlive && io.netty.handler.codec.http.HttpVersion.HTTP_1_0 == version)
+        {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+        }
         if (keepAlive)
         {
             ctx.writeAndFlush(response, ctx.voidPromise());

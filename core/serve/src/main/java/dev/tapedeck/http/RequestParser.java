@@ -24,6 +24,41 @@ final class RequestParser
     /** Strict about the end as well: content after the JSON value is malformed JSON, as for vLLM's pydantic. */
     private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
+    /**
+     * Refuse a body that is not strict UTF-8 (overlong forms, encoded surrogates, truncated sequences), as vLLM's
+     * JSON decoding does; the JSON parser alone lets some through. ASCII bodies are checked in one pass.
+     *
+     * @param body the request body (its indexes are left as they are).
+     * @throws ApiException a 400 {@code json_invalid} naming the byte.
+     */
+    static void requireUtf8(final io.netty.buffer.ByteBuf body)
+    {
+        if (body.forEachByte(b -> b >= 0) < 0)
+        {
+            return;
+        }
+        final java.nio.charset.CharsetDecoder decoder = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+            .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
+        final java.nio.ByteBuffer bytes = body.nioBuffer();
+        final java.nio.CharBuffer chars = java.nio.CharBuffer.allocate(8192);
+        while (true)
+        {
+            final java.nio.charset.CoderResult result = decoder.decode(bytes, chars, true);
+            if (result.isError())
+            {
+                throw ApiException.validation("1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', " +
+                    bytes.position() + "), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': 'invalid " +
+                    "UTF-8 at byte " + bytes.position() + "'}}", "body");
+            }
+            chars.clear();
+            if (result.isUnderflow())
+            {
+                return;
+            }
+        }
+    }
+
     ParsedRequest parse(final InputStream body, final ParsedRequest.Endpoint endpoint)
     {
         final JsonNode root;

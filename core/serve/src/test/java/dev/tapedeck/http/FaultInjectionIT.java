@@ -240,6 +240,19 @@ class FaultInjectionIT
     }
 
     @Test
+    void shouldStartDownWhenTheScheduleSaysSoFromTheFirstMoment() throws Exception
+    {
+        final FaultSchedule schedule = FaultSchedule.parse(List.of("t=0s down for 500ms"), "test");
+        try (TestServer server = server(new FaultSettings(FaultMix.NONE, false, schedule)))
+        {
+            final int port = server.ports.get(0);
+            assertThrows(ConnectException.class, () -> new Socket("127.0.0.1", port).close(), "down from the start");
+            waitFor(() -> accepts(port));
+            assertEquals(200, post(server, null, FULL).statusCode(), "listening after the window");
+        }
+    }
+
+    @Test
     void shouldStallTheEngineOnScheduleAndGoOnWhereItStopped() throws Exception
     {
         final FaultSchedule schedule = FaultSchedule.parse(List.of("t=1500ms stall for 600ms"), "test");

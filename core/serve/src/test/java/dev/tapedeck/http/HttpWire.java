@@ -69,7 +69,7 @@ final class HttpWire
     private Response next()
     {
         final String statusLine = line();
-        if (null == statusLine || !statusLine.startsWith("HTTP/1.1 "))
+        if (null == statusLine || !(statusLine.startsWith("HTTP/1.1 ") || statusLine.startsWith("HTTP/1.0 ")))
         {
             throw new AssertionError("not a status line: " + statusLine);
         }
@@ -97,7 +97,9 @@ final class HttpWire
             }
             return chunkedBody(status, headers);
         }
-        final int length = Integer.parseInt(headers.getOrDefault("content-length", "0"));
+        // HTTP/1.0 without a length: the body runs to the close
+        final int length = statusLine.startsWith("HTTP/1.0 ") && !headers.containsKey("content-length") ?
+            bytes.length - position : Integer.parseInt(headers.getOrDefault("content-length", "0"));
         final int available = Math.min(length, bytes.length - position);
         final byte[] body = Arrays.copyOfRange(bytes, position, position + available);
         position += available;

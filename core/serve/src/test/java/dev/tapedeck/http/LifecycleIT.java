@@ -131,6 +131,25 @@ class LifecycleIT
     }
 
     @Test
+    void shouldStayAwakeWhenWokenUpWhileAWaitSleepDrains() throws Exception
+    {
+        try (TestServer server = sleepy())
+        {
+            final CompletableFuture<HttpResponse<String>> running = postAsync(server, "/v1/completions",
+                body(300, true));
+            awaitRunning(server);
+            final CompletableFuture<HttpResponse<String>> sleep = postAsync(server, "/sleep?mode=wait", "");
+            Thread.sleep(50);
+            assertTrue(server.post("/wake_up", "").body().startsWith("{\"status\":\"awake\""));
+            assertTrue(running.get(20, TimeUnit.SECONDS).body().contains("\"finish_reason\":\"length\""));
+            assertTrue(sleep.get(20, TimeUnit.SECONDS).body().startsWith("{\"status\":\"awake\""),
+                "the sleep found the instance woken up: nothing released");
+            assertEquals("{\"is_sleeping\":false}", server.get("/is_sleeping").body());
+            assertEquals(200, server.post("/v1/completions", body(3, false)).statusCode(), "served at once");
+        }
+    }
+
+    @Test
     void shouldRefuseBadParametersAndServeTheRoutesOnlyInSleepMode() throws Exception
     {
         try (TestServer server = sleepy())

@@ -68,7 +68,7 @@ class LoraServeIT
             .enablePromptTokensDetails(true)
             .lora(new LoraSettings(true, LoraModules.parse(List.of("sql=/adapters/sql",
                 "{\"name\":\"chat\",\"path\":\"/adapters/chat\",\"base_model_name\":\"base-v1\"}"), List.of(MODEL)),
-                16));
+                16, 0));
     }
 
     private static String completion(final String model, final String prompt, final int maxTokens)
@@ -359,6 +359,27 @@ class LoraServeIT
             assertEquals(404, off.statusCode(), "without --enable-lora the route does not exist");
             assertEquals("{\"detail\":\"Not Found\"}", off.body());
             assertFalse(plain.get("/metrics").body().contains(INFO), "no LoRA metric without --enable-lora");
+        }
+    }
+
+    @Test
+    void shouldBoundRuntimeLoadsByMaxCpuLorasAndRefuseHostileNames() throws Exception
+    {
+        try (TestServer server = new TestServer(options().lora(new LoraSettings(true, LoraModules.parse(
+            List.of("sql=/adapters/sql", "chat=/adapters/chat"), List.of(MODEL)), 16, 3))))
+        {
+            assertEquals(200, server.post("/v1/load_lora_adapter",
+                "{\"lora_name\":\"third\",\"lora_path\":\"/x\"}").statusCode());
+            assertError(server.post("/v1/load_lora_adapter", "{\"lora_name\":\"fourth\",\"lora_path\":\"/x\"}"),
+                400, "InvalidUserInput", "Cannot load more than 3 LoRA adapters (--max-cpu-loras); unload one first.");
+            assertEquals(200, server.post("/v1/unload_lora_adapter", "{\"lora_name\":\"third\"}").statusCode());
+            assertEquals(200, server.post("/v1/load_lora_adapter",
+                "{\"lora_name\":\"fourth\",\"lora_path\":\"/x\"}").statusCode(), "room again after an unload");
+            assertError(server.post("/v1/load_lora_adapter", "{\"lora_name\":\"" + "n".repeat(300) +
+                "\",\"lora_path\":\"/x\"}"), 400, "InvalidUserInput",
+                "'lora_name' must be at most 256 characters without control characters.");
+            assertEquals(400, server.post("/v1/load_lora_adapter",
+                "{\"lora_name\":\"a\\nb\",\"lora_path\":\"/x\"}").statusCode(), "a newline in a name");
         }
     }
 

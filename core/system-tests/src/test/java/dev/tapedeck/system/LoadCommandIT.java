@@ -228,7 +228,7 @@ class LoadCommandIT
     {
         // constant 40/s for 1 s: 40 requests at 0, 25, ..., 975 ms; the 20 before 500 ms are warm-up
         final JsonNode point = load("--rate", "40", "--arrivals", "constant", "--duration", "1s", "--warmup",
-            "0.5").path("points").path(0);
+            "500ms").path("points").path(0);
         assertNoFailures(point);
         assertEquals(40, point.path("requests").path("sent").asLong());
         assertEquals(20, point.path("requests").path("measured").asLong());

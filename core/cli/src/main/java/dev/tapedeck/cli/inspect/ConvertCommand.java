@@ -36,8 +36,9 @@ public final class ConvertCommand implements Callable<Integer>
         description = "The source file (gzip is recognised), or a directory of kv-cache-tester conversations.")
     Path input;
 
-    @CommandLine.Option(names = "--from", defaultValue = "auto", paramLabel = "FORMAT",
-        description = "auto, tapedeck, trace, mooncake, azure, kvcache-tester, guidellm, guidellm-replay, " +
+    @CommandLine.Option(names = {"--from", "--format"}, defaultValue = "auto", paramLabel = "FORMAT",
+        description = "The source's format (--format, as load and simulate name it, works too): auto, tapedeck, " +
+            "trace, mooncake, azure, kvcache-tester, guidellm, guidellm-replay, " +
             "vllm-bench, aiperf-multi-turn or burstgpt (default: ${DEFAULT-VALUE}: told from the content).")
     String from;
 

@@ -162,7 +162,7 @@ class ConvertCommandTest
         assertEquals(2, unknown.exitCode());
         assertTrue(unknown.err().contains("cannot tell the format") && unknown.err().contains("vllm-bench"),
             unknown.err());
-        final CliRun named = run("inspect", "convert", ambiguous.toString(), "--from", "guidellm-replay", "-o",
+        final CliRun named = run("inspect", "convert", ambiguous.toString(), "--format", "guidellm-replay", "-o",
             out.toString());
         assertEquals(0, named.exitCode(), named.err());
 

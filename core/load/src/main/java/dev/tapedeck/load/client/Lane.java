@@ -14,6 +14,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
+import io.netty.handler.ssl.SslContext;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpClientCodec;
@@ -61,6 +62,7 @@ final class Lane
     private final Bootstrap bootstrap;
     private final InetSocketAddress address;
     private final String hostHeader;
+    private final String pathPrefix;
     private final Map<String, String> headers;
     private final ArrayDeque<ExchangeHandler> idle = new ArrayDeque<>();
     private final java.util.Set<ExchangeHandler> open = new java.util.HashSet<>();
@@ -75,14 +77,15 @@ final class Lane
     private Lane decodeLane;
     private Lane entryLane = this;
 
-    Lane(final EventLoop loop, final Bootstrap template, final InetSocketAddress address, final String hostHeader,
+    Lane(final EventLoop loop, final Bootstrap template, final ServerUrl server, final SslContext tls,
         final Map<String, String> headers, final long timeoutNs, final ManyToManyConcurrentArrayQueue<Exchange> spares)
     {
         this.spares = spares;
         this.loop = loop;
         this.timeouts = new ExchangeTimeouts(loop, timeoutNs);
-        this.address = address;
-        this.hostHeader = hostHeader;
+        this.address = new InetSocketAddress(server.host(), server.port());
+        this.hostHeader = server.hostHeader();
+        this.pathPrefix = server.pathPrefix();
         this.headers = headers;
         try
         {
@@ -97,6 +100,10 @@ final class Lane
             @Override
             protected void initChannel(final SocketChannel channel)
             {
+                if (null != tls)
+                {
+                    channel.pipeline().addLast(tls.newHandler(channel.alloc(), server.host(), server.port()));
+                }
                 channel.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 1 << 20),
                     new ExchangeHandler(Lane.this));
             }
@@ -330,7 +337,8 @@ final class Lane
         }
         headers.forEach(h::set);
         h.remove(HttpHeaderNames.CONTENT_LENGTH);
-        final StringBuilder text = new StringBuilder(256).append("POST ").append(path).append(" HTTP/1.1\r\n");
+        final StringBuilder text = new StringBuilder(256).append("POST ").append(pathPrefix).append(path)
+            .append(" HTTP/1.1\r\n");
         h.forEach(e -> text.append(e.getKey()).append(": ").append(e.getValue()).append("\r\n"));
         return text.append(HttpHeaderNames.CONTENT_LENGTH).append(": ").toString()
             .getBytes(StandardCharsets.ISO_8859_1);

@@ -1,6 +1,5 @@
 package dev.tapedeck.load.client;
 
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -45,7 +44,7 @@ public final class LoadClient implements AutoCloseable
     /**
      * One server.
      *
-     * @param baseUrl {@code http://host:port}.
+     * @param baseUrl {@code http://host:port} (or https, with a path prefix: {@link ServerUrl}).
      * @param threads event loops.
      * @param headers extra headers on every request.
      * @param timeoutNs longest an exchange may take.
@@ -54,21 +53,22 @@ public final class LoadClient implements AutoCloseable
     public LoadClient(final URI baseUrl, final int threads, final Map<String, String> headers, final long timeoutNs,
         final Transport transport)
     {
-        this(List.of(baseUrl), threads, headers, timeoutNs, transport);
+        this(List.of(baseUrl), threads, headers, timeoutNs, transport, false);
     }
 
     /**
-     * @param baseUrls {@code http://host:port} of each server; exchanges go to them in turn (a path prefix is allowed
-     *     and ignored here; paths are absolute).
+     * @param baseUrls {@code http://host:port} or {@code https://...} of each server, a path prefix kept
+     *     ({@link ServerUrl}); exchanges go to them in turn.
      * @param threads event loops.
      * @param headers extra headers on every request (API key, custom), in order.
      * @param timeoutNs longest an exchange may take before it fails as {@code timeout}.
      * @param transport Netty transport.
+     * @param insecureTls accept any TLS certificate ({@code --insecure}).
      */
     public LoadClient(final List<URI> baseUrls, final int threads, final Map<String, String> headers,
-        final long timeoutNs, final Transport transport)
+        final long timeoutNs, final Transport transport, final boolean insecureTls)
     {
-        this(baseUrls, null, threads, headers, timeoutNs, transport);
+        this(baseUrls, null, threads, headers, timeoutNs, transport, insecureTls);
     }
 
     /**
@@ -81,16 +81,17 @@ public final class LoadClient implements AutoCloseable
      * @param headers extra headers on every request of both hops, in order.
      * @param timeoutNs longest each hop may take before the exchange fails as {@code timeout}.
      * @param transport Netty transport.
+     * @param insecureTls accept any TLS certificate ({@code --insecure}).
      * @return the client.
      */
     public static LoadClient prefillDecode(final URI prefillUrl, final URI decodeUrl, final int threads,
-        final Map<String, String> headers, final long timeoutNs, final Transport transport)
+        final Map<String, String> headers, final long timeoutNs, final Transport transport, final boolean insecureTls)
     {
-        return new LoadClient(List.of(decodeUrl), prefillUrl, threads, headers, timeoutNs, transport);
+        return new LoadClient(List.of(decodeUrl), prefillUrl, threads, headers, timeoutNs, transport, insecureTls);
     }
 
     private LoadClient(final List<URI> baseUrls, final URI prefillUrl, final int threads,
-        final Map<String, String> headers, final long timeoutNs, final Transport transport)
+        final Map<String, String> headers, final long timeoutNs, final Transport transport, final boolean insecureTls)
     {
         if (baseUrls.isEmpty())
         {
@@ -112,7 +113,7 @@ public final class LoadClient implements AutoCloseable
         for (int i = 0; i < threads * baseUrls.size(); i++)
         {
             lanes.add(lane(loops.get((i / baseUrls.size()) % threads), template, baseUrls.get(i % baseUrls.size()),
-                null == prefillUrl ? "--url" : "--decode-url", fixed, timeoutNs));
+                null == prefillUrl ? "--url" : "--decode-url", fixed, timeoutNs, insecureTls));
         }
         if (null == prefillUrl)
         {
@@ -122,7 +123,8 @@ public final class LoadClient implements AutoCloseable
         entries = new ArrayList<>();
         for (int i = 0; i < threads; i++)
         {
-            final Lane prefill = lane(loops.get(i), template, prefillUrl, "--prefill-url", fixed, timeoutNs);
+            final Lane prefill = lane(loops.get(i), template, prefillUrl, "--prefill-url", fixed, timeoutNs,
+                insecureTls);
             prefill.pairWith(lanes.get(i));
             entries.add(prefill);
         }
@@ -130,18 +132,12 @@ public final class LoadClient implements AutoCloseable
     }
 
     private Lane lane(final io.netty.channel.EventLoop loop, final Bootstrap template, final URI baseUrl,
-        final String flag, final Map<String, String> headers, final long timeoutNs)
+        final String flag, final Map<String, String> headers, final long timeoutNs, final boolean insecureTls)
     {
-        if (!"http".equals(baseUrl.getScheme()) || null == baseUrl.getHost())
-        {
-            group.shutdownGracefully(0, 0, TimeUnit.SECONDS);
-            throw new IllegalArgumentException(flag + " must be http://host[:port], got " + baseUrl);
-        }
-        final int port = -1 == baseUrl.getPort() ? 80 : baseUrl.getPort();
-        final String hostHeader = baseUrl.getHost() + (-1 == baseUrl.getPort() ? "" : ":" + port);
         try
         {
-            return new Lane(loop, template, new InetSocketAddress(baseUrl.getHost(), port), hostHeader, headers,
+            final ServerUrl server = ServerUrl.parse(flag, baseUrl);
+            return new Lane(loop, template, server, server.tls() ? Tls.nettyClient(insecureTls) : null, headers,
                 timeoutNs, spares);
         }
         catch (final IllegalArgumentException e)
