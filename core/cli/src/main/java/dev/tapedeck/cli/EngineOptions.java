@@ -85,9 +85,11 @@ public final class EngineOptions
             "--no-enable-prefix-caching turns it off (default: on).")
     boolean enablePrefixCaching;
 
-    @CommandLine.Option(names = "--prefix-caching-hash-seed", paramLabel = "STRING", defaultValue = "0",
+    @CommandLine.Option(names = {"--prefix-caching-hash-seed", "--hash-seed"}, paramLabel = "STRING",
+        defaultValue = "0",
         description = "Root seed of the block hash chain: what PYTHONHASHSEED is for vLLM, so a router that hashes " +
-            "with the same seed finds the same blocks (default: ${DEFAULT-VALUE}).")
+            "with the same seed finds the same blocks (--hash-seed: llm-d-inference-sim's name; default: " +
+            "${DEFAULT-VALUE}).")
     String prefixCachingHashSeed;
 
     @CommandLine.Option(names = "--prefix-caching-hash-algo", paramLabel = "ALGO",

@@ -23,15 +23,17 @@ final class KvEventsOptions
         MAP
     }
 
-    @CommandLine.Option(names = "--enable-kv-cache-events",
+    @CommandLine.Option(names = {"--enable-kv-cache-events", "--enable-kvcache"},
         description = "Publish KV-cache events (BlockStored, BlockRemoved, AllBlocksCleared) on a ZeroMQ PUB " +
-            "socket, one msgpack batch per engine step that changed blocks, as vLLM does.")
+            "socket, one msgpack batch per engine step that changed blocks, as vLLM does (--enable-kvcache: " +
+            "llm-d-inference-sim's name; prefix caching is on by default).")
     boolean enabled;
 
-    @CommandLine.Option(names = "--kv-events-endpoint", paramLabel = "ENDPOINT",
+    @CommandLine.Option(names = {"--kv-events-endpoint", "--zmq-endpoint"}, paramLabel = "ENDPOINT",
         description = "PUB endpoint; bound when it has a wildcard (tcp://*:5557 = every interface, vLLM's " +
             "default; tcp://127.0.0.1:* = a free port), connected otherwise; replica or rank i uses port + i " +
-            "(default: " + KvEventsSettings.DEFAULT_ENDPOINT + ", bound on loopback only).")
+            "(default: " + KvEventsSettings.DEFAULT_ENDPOINT + ", bound on loopback only; --zmq-endpoint: " +
+            "llm-d-inference-sim's name).")
     String endpoint;
 
     @CommandLine.Option(names = "--kv-events-topic", paramLabel = "TOPIC",
@@ -51,9 +53,14 @@ final class KvEventsOptions
             "default: ${DEFAULT-VALUE}).")
     Format format;
 
-    @CommandLine.Option(names = "--kv-events-buffer-steps", paramLabel = "N",
+    @CommandLine.Option(names = "--use-vllm-map-event-format",
+        description = "llm-d-inference-sim's flag: --kv-events-format map.")
+    boolean mapEventFormat;
+
+    @CommandLine.Option(names = {"--kv-events-buffer-steps", "--kv-events-replay-queue-size"}, paramLabel = "N",
         defaultValue = "" + KvEventsSettings.DEFAULT_BUFFER_STEPS,
-        description = "Batches kept for replay (default: ${DEFAULT-VALUE}).")
+        description = "Batches kept for replay (--kv-events-replay-queue-size: llm-d-inference-sim's name; " +
+            "default: ${DEFAULT-VALUE}).")
     int bufferSteps;
 
     /** Case-insensitive {@link Format}. */
@@ -81,7 +88,7 @@ final class KvEventsOptions
      */
     KvEventsSettings settings(final VllmLine line, final String defaultTopic, final int dataParallelRank)
     {
-        final boolean maps = Format.AUTO == format ? line.kvEventsAsMaps() : Format.MAP == format;
+        final boolean maps = mapEventFormat || (Format.AUTO == format ? line.kvEventsAsMaps() : Format.MAP == format);
         return new KvEventsSettings(null == endpoint ? KvEventsSettings.DEFAULT_ENDPOINT : endpoint, replayEndpoint,
             null == topic ? defaultTopic : topic, maps, dataParallelRank, bufferSteps,
             KvEventsSettings.DEFAULT_RING_BYTES, null == endpoint || KvEventsSettings.bindsByVllmsRule(endpoint));

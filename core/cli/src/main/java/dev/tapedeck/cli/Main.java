@@ -30,11 +30,34 @@ public final class Main implements Runnable
     public static void main(final String[] args)
     {
         configureLogging();
-        final int exitCode = commandLine().execute(args);
+        final int exitCode = execute(commandLine(), args);
         if (0 != exitCode || !ServeCommand.isServing())
         {
             System.exit(exitCode);
         }
+    }
+
+    /**
+     * Run a command line as {@code main} does: a {@code --config FILE} is expanded into flags first
+     * ({@link ConfigFile}), the command line's own flags overriding the file's.
+     *
+     * @param commandLine a command line from {@link #commandLine()}.
+     * @param args the arguments.
+     * @return the exit code.
+     */
+    public static int execute(final CommandLine commandLine, final String... args)
+    {
+        final String[] expanded;
+        try
+        {
+            expanded = ConfigFile.expand(args, commandLine, commandLine.getErr());
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            commandLine.getErr().println("tapedeck " + args[0] + ": error: " + printable(ex.getMessage()));
+            return 2;
+        }
+        return commandLine.execute(expanded);
     }
 
     /**
@@ -45,6 +68,7 @@ public final class Main implements Runnable
         return new CommandLine(new Main())
             .setCaseInsensitiveEnumValuesAllowed(true)
             .setUsageHelpAutoWidth(true)
+            .setOverwrittenOptionsAllowed(true) // a flag given twice keeps its last value, as vLLM's argparse
             .registerConverter(java.net.URI.class, new Converters.Url())
             .setParameterExceptionHandler(Main::reportBadFlag)
             .setExecutionExceptionHandler(Main::reportFailure);

@@ -181,6 +181,12 @@ public final class ServeCommand implements Callable<Integer>
     @CommandLine.Mixin
     FaultOptions faults = new FaultOptions();
 
+    @CommandLine.Mixin
+    CompatOptions compat = new CompatOptions();
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
     static boolean isServing()
     {
         return serving;
@@ -208,7 +214,9 @@ public final class ServeCommand implements Callable<Integer>
             .servedModelNames(names)
             .mode(mode)
             .chatTemplate(ChatTemplate.of(chatTemplate))
-            .maxRequestBodyBytes(maxRequestBodyBytes)
+            .maxRequestBodyBytes(compat.maxRequestBodyBytes(maxRequestBodyBytes))
+            .dataParallelRank(null == compat.dataParallelRank ? -1 : compat.dataParallelRank)
+            .requestIdHeaders(compat.requestIdHeaders)
             .shutdownTimeoutNs(shutdownTimeoutNs)
             .enableSleepMode(enableSleepMode)
             .startupDurationNs(startupDurationNs)
@@ -248,7 +256,13 @@ public final class ServeCommand implements Callable<Integer>
     public Integer call() throws Exception
     {
         final long startNs = System.nanoTime();
+        final List<String> noEffect = CompatOptions.noEffect(spec.commandLine().getParseResult());
         final Serve started = Serve.start(context());
+        if (!noEffect.isEmpty())
+        {
+            LOG.log(System.Logger.Level.INFO, "accepted, with no effect in a simulator: {0}",
+                String.join(", ", noEffect));
+        }
         final ServeContext context = started.context();
         final ServeOptions options = context.serveOptions();
         final Tokenizer tokenizer = started.tokenizer();

@@ -42,6 +42,17 @@ public final class PrometheusExposition
     }
 
     /**
+     * @param value the {@code engine} label of the first engine (default 0): a process that is data-parallel rank N of
+     *     a fleet with one rank per pod labels its engine N, as vLLM's.
+     * @return this.
+     */
+    public PrometheusExposition firstEngineIndex(final int value)
+    {
+        firstEngine = value;
+        return this;
+    }
+
+    /**
      * Expose vLLM's NIXL connector metrics ({@code vllm:nixl_*}), one set per engine in engine order.
      *
      * @param value each engine's metrics.
@@ -205,6 +216,7 @@ public final class PrometheusExposition
     /** Asleep at level 2: weights and KV cache discarded. */
     public static final int SLEEP_DISCARD_ALL = 3;
     private java.util.function.IntSupplier sleepState = () -> SLEEP_AWAKE;
+    private int firstEngine;
 
     private void sleepState(final StringBuilder out)
     {
@@ -385,7 +397,7 @@ public final class PrometheusExposition
             for (int b = 0; b <= bounds.length; b++)
             {
                 cumulative += h.bucketCount(b);
-                out.append(name).append("_bucket{engine=\"").append(e).append("\",le=\"")
+                out.append(name).append("_bucket{engine=\"").append(firstEngine + e).append("\",le=\"")
                     .append(b < bounds.length ? GoFloat.format(bounds[b]) : "+Inf")
                     .append("\",model_name=\"").append(modelName).append("\"} ")
                     .append(GoFloat.format(cumulative)).append('\n');
@@ -442,7 +454,7 @@ public final class PrometheusExposition
         for (int e = 0; e < engines.size(); e++)
         {
             final Map<String, String> labels = new java.util.TreeMap<>(cacheConfigLabels.get(e));
-            labels.put("engine", Integer.toString(e));
+            labels.put("engine", Integer.toString(firstEngine + e));
             out.append(name).append('{');
             boolean first = true;
             for (final Map.Entry<String, String> label : labels.entrySet())
@@ -489,7 +501,7 @@ public final class PrometheusExposition
         final String labelValue,
         final double value)
     {
-        out.append(name).append("{engine=\"").append(engine).append('"');
+        out.append(name).append("{engine=\"").append(firstEngine + engine).append('"');
         final boolean labelBeforeModel = null != label && label.compareTo("model_name") < 0;
         if (labelBeforeModel)
         {

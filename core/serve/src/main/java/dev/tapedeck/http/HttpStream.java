@@ -35,6 +35,7 @@ final class HttpStream
 {
     private static final byte[] CRLF = JsonBytes.ascii("\r\n");
     private static final int FRAME_HEADER_RESERVE = 10;
+    private static final String X_REQUEST_ID = "x-request-id";
     private static final byte[] HEX = JsonBytes.ascii("0123456789abcdef");
 
     final HttpFront front;
@@ -66,6 +67,8 @@ final class HttpStream
     private int generatedTokens;
     /** Tokens written to the client. */
     private int writtenTokens;
+    /** The request's X-Request-Id, echoed on the response ({@code --enable-request-id-headers}), or null. */
+    private String echoRequestId;
     /** An injected fault, or null (almost always). */
     private StreamFault fault;
     private boolean headHeld;
@@ -136,6 +139,10 @@ final class HttpStream
         {
             head.headers().add(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
+        if (null != echoRequestId)
+        {
+            head.headers().add(X_REQUEST_ID, echoRequestId);
+        }
         ctx.writeAndFlush(head, ctx.voidPromise());
     }
 
@@ -153,6 +160,14 @@ final class HttpStream
         pendingDueNs[pendingTokens++] = dueNs;
         generatedTokens++;
         markDirty();
+    }
+
+    /**
+     * @param value the request's {@code X-Request-Id}, to echo on the response.
+     */
+    void echoRequestId(final String value)
+    {
+        echoRequestId = value;
     }
 
     /**
@@ -413,6 +428,10 @@ final class HttpStream
         final FullHttpResponse response = new DefaultFullHttpResponse(version, HttpResponseStatus.OK, body);
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
         response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+        if (null != echoRequestId)
+        {
+            response.headers().set(X_REQUEST_ID, echoRequestId);
+        }
         if (!keepAlive)
         {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);

@@ -99,7 +99,7 @@ final class Instance
         final double startEpochSeconds = options.epochClock().nanoTime() / 1e9;
         this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds, engines,
             labels);
-        exposition.sleepState(lifecycle::sleepStateCode);
+        exposition.sleepState(lifecycle::sleepStateCode).firstEngineIndex(Math.max(0, options.dataParallelRank()));
         this.loras = new LoraTable(options.lora().modules());
         if (nixlMetrics.size() == ranks.length)
         {

@@ -39,6 +39,9 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param enableSleepMode vLLM's {@code --enable-sleep-mode}: {@code /sleep}, {@code /wake_up}, {@code /is_sleeping}.
  * @param startupDurationNs llm-d-inference-sim's {@code --startup-duration}: nothing is answered before it passed
  *     but {@code /health/ready} (503).
+ * @param dataParallelRank {@code --data-parallel-rank}: this process is that rank of a fleet with one rank per pod
+ *     (its metrics' {@code engine} label), or -1.
+ * @param requestIdHeaders {@code --enable-request-id-headers}: echo {@code X-Request-Id} on responses.
  */
 public record ServeOptions(
     String host,
@@ -61,7 +64,9 @@ public record ServeOptions(
     ConnectionLimits connectionLimits,
     FaultSettings faults,
     boolean enableSleepMode,
-    long startupDurationNs)
+    long startupDurationNs,
+    int dataParallelRank,
+    boolean requestIdHeaders)
 {
     /** Where output tokens come from. */
     public enum Mode

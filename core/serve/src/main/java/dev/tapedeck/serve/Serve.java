@@ -109,15 +109,17 @@ public final class Serve implements AutoCloseable
             for (int e = 0; e < stagers.size(); e++)
             {
                 final int instance = e / ranks;
-                final int rank = e % ranks;
+                // one rank per process (--data-parallel-rank): that rank's events port and rank, as llm-d's pods
+                final int rank = context.dataParallelRank() >= 0 ? context.dataParallelRank() : e % ranks;
+                final int replica = context.dataParallelRank() >= 0 ? context.dataParallelRank() : e;
                 // the llm-d topic names the instance's HTTP port, known only once bound; every rank of an instance
                 // shares it, as vLLM's ranks share one --kv-events-config, and writes its rank in each batch
                 final String topic = context.llmdKvEventsTopic() ?
                     KvEventsSettings.llmdTopic(ServeContext.podAddress(context.host()), ports.get(instance),
                         context.model()) :
                     kvSettings.topic().replace("{rank}", Integer.toString(rank));
-                final KvEventsSettings replica = kvSettings.forReplica(e).dataParallelRank(rank).topic(topic);
-                resources.publishers().add(replica, stagers.get(e));
+                resources.publishers().add(kvSettings.forReplica(replica).dataParallelRank(rank).topic(topic),
+                    stagers.get(e));
             }
             resources.publishers().start();
             return new Serve(context, server, resources, configs);

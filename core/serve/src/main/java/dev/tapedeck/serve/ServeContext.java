@@ -59,6 +59,8 @@ public final class ServeContext
     private dev.tapedeck.http.ConnectionLimits connectionLimits = dev.tapedeck.http.ConnectionLimits.defaults();
     private dev.tapedeck.fault.FaultSettings faults = dev.tapedeck.fault.FaultSettings.NONE;
     private boolean enableSleepMode;
+    private int dataParallelRank = -1;
+    private boolean requestIdHeaders;
     private long startupDurationNs;
     private EngineConfig engine = new EngineConfig();
     private Tokenizer tokenizer;
@@ -87,6 +89,15 @@ public final class ServeContext
         if (null == model || model.isBlank())
         {
             throw new IllegalArgumentException("a model name is required");
+        }
+        if (dataParallelRank >= 0 && (dataParallelSize > 1 || instances > 1))
+        {
+            throw new IllegalArgumentException("--data-parallel-rank is one rank per process: it takes the place of " +
+                "--data-parallel-size and --instances");
+        }
+        if (dataParallelRank < -1 || dataParallelRank >= 1024)
+        {
+            throw new IllegalArgumentException("--data-parallel-rank must be 0 to 1023, got " + dataParallelRank);
         }
         if (null != tokenizer && null != tokenizerFile)
         {
@@ -117,7 +128,7 @@ public final class ServeContext
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
             null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits,
-            faults, enableSleepMode, startupDurationNs);
+            faults, enableSleepMode, startupDurationNs, dataParallelRank, requestIdHeaders);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -464,6 +475,36 @@ public final class ServeContext
     public ServeContext startupDurationNs(final long value)
     {
         startupDurationNs = value;
+        return this;
+    }
+
+    /**
+     * @param value {@code --data-parallel-rank}: this process is that rank of a fleet with one rank per pod, llm-d's
+     *     layout (its metrics say {@code engine="N"}, its KV events carry rank N on the events port + N; the HTTP port
+     *     is not offset); -1 for none (default). Needs a data-parallel size of 1 and one instance.
+     * @return this.
+     */
+    public ServeContext dataParallelRank(final int value)
+    {
+        dataParallelRank = value;
+        return this;
+    }
+
+    /**
+     * @return the data-parallel rank of this process, or -1.
+     */
+    public int dataParallelRank()
+    {
+        return dataParallelRank;
+    }
+
+    /**
+     * @param value echo the request's {@code X-Request-Id} header on the response (default false).
+     * @return this.
+     */
+    public ServeContext requestIdHeaders(final boolean value)
+    {
+        requestIdHeaders = value;
         return this;
     }
 

@@ -1,0 +1,139 @@
+package dev.tapedeck.cli;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import picocli.CommandLine;
+
+/**
+ * The flags of llm-d-inference-sim and of {@code vllm serve} that {@code serve} takes so that their deployments start
+ * unchanged. Those with a meaning here act ({@code --max-request-body-size-mb}, {@code --data-parallel-rank},
+ * {@code --enable-request-id-headers}; the others that name a tapedeck concept are aliases on its own flags, e.g.
+ * {@code --enable-kvcache}, {@code --zmq-endpoint}, {@code --hash-seed}); the rest are accepted, recorded and named
+ * once at start-up as having no effect in a simulator ({@link #noEffect}).
+ */
+final class CompatOptions
+{
+    /** The flags this class accepts without effect, as {@link #noEffect} names them. */
+    private static final List<String> NO_EFFECT_FLAGS = List.of("--log-http", "--mm-encoder-only", "--omni",
+        "--image-emission-rate", "--time-to-generate-image", "--time-to-generate-image-std-dev",
+        "--default-embedding-dimensions", "--event-batch-size", "--global-cache-hit-threshold",
+        "--max-tool-call-integer-param", "--min-tool-call-integer-param", "--max-tool-call-number-param",
+        "--min-tool-call-number-param", "--max-tool-call-array-param-length", "--min-tool-call-array-param-length",
+        "--tool-call-not-required-param-probability", "--object-tool-call-not-required-field-probability",
+        "--tool-call-extra-call-probability", "--skip-tool-validation", "--dataset-path", "--dataset-url",
+        "--dataset-in-memory", "--dataset-table-name", "--render-url", "--render-timeout", "--mm-render-timeout",
+        "--force-dummy-tokenizer", "--fake-metrics", "--fake-metrics-refresh-interval", "--mm-processor-kwargs",
+        "--ec-transfer-config", "--kv-cache-transfer-latency-std-dev", "--kv-cache-transfer-time-std-dev", "--v",
+        "--enforce-eager", "--dtype", "--trust-remote-code", "--disable-log-requests", "--disable-log-stats",
+        "--uvicorn-log-level", "--pipeline-parallel-size", "--swap-space", "--quantization", "--load-format",
+        "--download-dir", "--distributed-executor-backend", "--compilation-config", "--generation-config",
+        "--disable-custom-all-reduce", "--max-seq-len-to-capture", "--revision", "--tokenizer-mode");
+
+    @CommandLine.Option(names = "--config", paramLabel = "FILE",
+        description = "A YAML file of flags, keys named as the flags without '--' (llm-d-inference-sim's and " +
+            "vllm serve's --config); flags on the command line override it.")
+    Path config;
+
+    @CommandLine.Option(names = "--max-request-body-size-mb", paramLabel = "MB",
+        description = "llm-d-inference-sim's flag: --max-request-body-size in MiB.")
+    Integer maxRequestBodySizeMb;
+
+    @CommandLine.Option(names = "--data-parallel-rank", paramLabel = "N",
+        description = "This pod is data-parallel rank N of a fleet with one rank per pod (llm-d's layout): its " +
+            "metrics say engine=\"N\" and its KV events carry rank N on the events port + N; the HTTP port is not " +
+            "offset. Takes the place of --data-parallel-size.")
+    Integer dataParallelRank;
+
+    @CommandLine.Option(names = "--enable-request-id-headers",
+        description = "Echo the request's X-Request-Id header on the response (llm-d-inference-sim's flag); " +
+            "response ids take it either way, as vLLM's.")
+    boolean requestIdHeaders;
+
+    @CommandLine.Option(names = {"--ssl-certfile", "--ssl-keyfile"}, paramLabel = "FILE", hidden = true)
+    String sslFile;
+
+    @CommandLine.Option(names = "--self-signed-certs", hidden = true)
+    boolean selfSignedCerts;
+
+    @CommandLine.Option(names = {"--log-http", "--mm-encoder-only", "--omni", "--skip-tool-validation",
+        "--dataset-in-memory", "--force-dummy-tokenizer", "--enforce-eager", "--trust-remote-code",
+        "--disable-log-requests", "--disable-log-stats", "--disable-custom-all-reduce"}, negatable = true,
+        hidden = true)
+    List<Boolean> switches;
+
+    @CommandLine.Option(names = {"--image-emission-rate", "--time-to-generate-image",
+        "--time-to-generate-image-std-dev", "--default-embedding-dimensions", "--event-batch-size",
+        "--global-cache-hit-threshold",
+        "--max-tool-call-integer-param", "--min-tool-call-integer-param", "--max-tool-call-number-param",
+        "--min-tool-call-number-param", "--max-tool-call-array-param-length", "--min-tool-call-array-param-length",
+        "--tool-call-not-required-param-probability", "--object-tool-call-not-required-field-probability",
+        "--tool-call-extra-call-probability", "--dataset-path", "--dataset-url", "--dataset-table-name",
+        "--render-url", "--render-timeout", "--mm-render-timeout", "--fake-metrics", "--fake-metrics-refresh-interval",
+        "--mm-processor-kwargs", "--ec-transfer-config", "--kv-cache-transfer-latency-std-dev",
+        "--kv-cache-transfer-time-std-dev", "--v", "--dtype", "--uvicorn-log-level", "--pipeline-parallel-size",
+        "--swap-space", "--quantization", "--load-format", "--download-dir", "--distributed-executor-backend",
+        "--compilation-config", "--generation-config", "--max-seq-len-to-capture", "--revision", "--tokenizer-mode"},
+        paramLabel = "VALUE", hidden = true)
+    List<String> values;
+
+    /**
+     * @param defaultBytes {@code --max-request-body-size} as given or defaulted.
+     * @return the body limit: {@code --max-request-body-size-mb} when given (1 to 512, llm-d's range).
+     */
+    int maxRequestBodyBytes(final int defaultBytes)
+    {
+        if (null == maxRequestBodySizeMb)
+        {
+            return defaultBytes;
+        }
+        if (maxRequestBodySizeMb < 1 || maxRequestBodySizeMb > 512)
+        {
+            throw new IllegalArgumentException("--max-request-body-size-mb must be 1 to 512, got " +
+                maxRequestBodySizeMb);
+        }
+        return maxRequestBodySizeMb << 20;
+    }
+
+    /**
+     * @param given the parse result of the command.
+     * @return the flags given that have no effect here, in the order of {@link #NO_EFFECT_FLAGS}.
+     * @throws IllegalArgumentException for the TLS flags, which are not served yet.
+     */
+    static List<String> noEffect(final CommandLine.ParseResult given)
+    {
+        final List<String> args = given.originalArgs();
+        for (final String tls : List.of("--ssl-certfile", "--ssl-keyfile", "--self-signed-certs"))
+        {
+            if (isGiven(args, tls))
+            {
+                throw new IllegalArgumentException(tls + ": TLS is not served yet; put a TLS-terminating proxy in " +
+                    "front (tapedeck load speaks https)");
+            }
+        }
+        final List<String> named = new ArrayList<>();
+        for (final String flag : NO_EFFECT_FLAGS)
+        {
+            if (isGiven(args, flag))
+            {
+                named.add(flag);
+            }
+        }
+        return named;
+    }
+
+    /** Options sharing one field match together: tell which name the command line used. */
+    private static boolean isGiven(final List<String> args, final String flag)
+    {
+        final String negated = "--no-" + flag.substring(2);
+        for (final String arg : args)
+        {
+            if (arg.equals(flag) || arg.startsWith(flag + "=") || arg.equals(negated))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+}
