@@ -18,8 +18,8 @@ final class CompatOptions
     /** The flags this class accepts without effect, as {@link #noEffect} names them. */
     private static final List<String> NO_EFFECT_FLAGS = List.of("--log-http", "--mm-encoder-only", "--omni",
         "--image-emission-rate", "--time-to-generate-image", "--time-to-generate-image-std-dev",
-        "--default-embedding-dimensions", "--event-batch-size", "--global-cache-hit-threshold",
-        "--max-tool-call-integer-param", "--min-tool-call-integer-param", "--max-tool-call-number-param",
+        "--event-batch-size", "--global-cache-hit-threshold", "--max-tool-call-integer-param",
+        "--min-tool-call-integer-param", "--max-tool-call-number-param",
         "--min-tool-call-number-param", "--max-tool-call-array-param-length", "--min-tool-call-array-param-length",
         "--tool-call-not-required-param-probability", "--object-tool-call-not-required-field-probability",
         "--tool-call-extra-call-probability", "--skip-tool-validation", "--dataset-path", "--dataset-url",
@@ -46,6 +46,11 @@ final class CompatOptions
             "offset. Takes the place of --data-parallel-size.")
     Integer dataParallelRank;
 
+    @CommandLine.Option(names = "--default-embedding-dimensions", paramLabel = "N", defaultValue = "384",
+        description = "Size of /v1/embeddings vectors when a request names none (llm-d-inference-sim's flag; " +
+            "default: ${DEFAULT-VALUE}).")
+    int embeddingDimensions;
+
     @CommandLine.Option(names = "--enable-request-id-headers",
         description = "Echo the request's X-Request-Id header on the response (llm-d-inference-sim's flag); " +
             "response ids take it either way, as vLLM's.")
@@ -64,8 +69,7 @@ final class CompatOptions
     List<Boolean> switches;
 
     @CommandLine.Option(names = {"--image-emission-rate", "--time-to-generate-image",
-        "--time-to-generate-image-std-dev", "--default-embedding-dimensions", "--event-batch-size",
-        "--global-cache-hit-threshold",
+        "--time-to-generate-image-std-dev", "--event-batch-size", "--global-cache-hit-threshold",
         "--max-tool-call-integer-param", "--min-tool-call-integer-param", "--max-tool-call-number-param",
         "--min-tool-call-number-param", "--max-tool-call-array-param-length", "--min-tool-call-array-param-length",
         "--tool-call-not-required-param-probability", "--object-tool-call-not-required-field-probability",

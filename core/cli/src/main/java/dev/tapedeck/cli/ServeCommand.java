@@ -217,6 +217,7 @@ public final class ServeCommand implements Callable<Integer>
             .maxRequestBodyBytes(compat.maxRequestBodyBytes(maxRequestBodyBytes))
             .dataParallelRank(null == compat.dataParallelRank ? -1 : compat.dataParallelRank)
             .requestIdHeaders(compat.requestIdHeaders)
+            .embeddingDimensions(compat.embeddingDimensions)
             .shutdownTimeoutNs(shutdownTimeoutNs)
             .enableSleepMode(enableSleepMode)
             .startupDurationNs(startupDurationNs)

@@ -248,7 +248,20 @@ final class CompletionAdmission
         return stream;
     }
 
-    private List<int[]> tokenize(final ParsedRequest request)
+    /**
+     * @return the request parser (stateless).
+     */
+    RequestParser parser()
+    {
+        return parser;
+    }
+
+    /**
+     * @param request a parsed completion or chat request.
+     * @return its prompts' token ids, the chat template applied to a chat request's messages.
+     * @throws ApiException for a token id out of the vocabulary.
+     */
+    List<int[]> tokenize(final ParsedRequest request)
     {
         final List<int[]> prompts = new ArrayList<>(1);
         if (ParsedRequest.Endpoint.CHAT == request.endpoint)

@@ -156,6 +156,11 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
                 respondGet(method, () -> ControlResponses.models(options, instance.firstEngine().config().maxModelLen(),
                     instance.loras().adapters(), instance::randomHexId), keepAlive);
                 break;
+            case "/tokenize":
+            case "/detokenize":
+            case "/v1/embeddings":
+                respond(TokenEndpoints.handle(instance, admission, path, method, request), keepAlive);
+                break;
             case "/v1/load_lora_adapter":
             case "/v1/unload_lora_adapter":
                 respond(LoraEndpoints.handle(instance, path, method, request), keepAlive);

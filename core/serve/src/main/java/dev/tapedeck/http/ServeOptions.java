@@ -42,6 +42,8 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param dataParallelRank {@code --data-parallel-rank}: this process is that rank of a fleet with one rank per pod
  *     (its metrics' {@code engine} label), or -1.
  * @param requestIdHeaders {@code --enable-request-id-headers}: echo {@code X-Request-Id} on responses.
+ * @param embeddingDimensions the size of {@code /v1/embeddings} vectors when a request names none
+ *     ({@code --default-embedding-dimensions}; 0 for 384, llm-d-inference-sim's default).
  */
 public record ServeOptions(
     String host,
@@ -66,7 +68,8 @@ public record ServeOptions(
     boolean enableSleepMode,
     long startupDurationNs,
     int dataParallelRank,
-    boolean requestIdHeaders)
+    boolean requestIdHeaders,
+    int embeddingDimensions)
 {
     /** Where output tokens come from. */
     public enum Mode
@@ -87,6 +90,12 @@ public record ServeOptions(
         epochClock = null == epochClock ? SystemEpochNanoClock.INSTANCE : epochClock;
         connectionLimits = null == connectionLimits ? ConnectionLimits.NONE : connectionLimits;
         faults = null == faults ? FaultSettings.NONE : faults;
+        embeddingDimensions = 0 == embeddingDimensions ? 384 : embeddingDimensions;
+        if (embeddingDimensions < 1 || embeddingDimensions > 65_536)
+        {
+            throw new IllegalArgumentException("--default-embedding-dimensions must be 1 to 65536, got " +
+                embeddingDimensions);
+        }
         if (startupDurationNs < 0)
         {
             throw new IllegalArgumentException("--startup-duration must not be negative");

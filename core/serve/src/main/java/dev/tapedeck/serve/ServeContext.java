@@ -61,6 +61,7 @@ public final class ServeContext
     private boolean enableSleepMode;
     private int dataParallelRank = -1;
     private boolean requestIdHeaders;
+    private int embeddingDimensions;
     private long startupDurationNs;
     private EngineConfig engine = new EngineConfig();
     private Tokenizer tokenizer;
@@ -128,7 +129,7 @@ public final class ServeContext
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
             null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits,
-            faults, enableSleepMode, startupDurationNs, dataParallelRank, requestIdHeaders);
+            faults, enableSleepMode, startupDurationNs, dataParallelRank, requestIdHeaders, embeddingDimensions);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -479,9 +480,8 @@ public final class ServeContext
     }
 
     /**
-     * @param value {@code --data-parallel-rank}: this process is that rank of a fleet with one rank per pod, llm-d's
-     *     layout (its metrics say {@code engine="N"}, its KV events carry rank N on the events port + N; the HTTP port
-     *     is not offset); -1 for none (default). Needs a data-parallel size of 1 and one instance.
+     * @param value {@code --data-parallel-rank}: this process is rank N of a fleet with one rank per pod (llm-d's
+     *     layout; metrics and KV events say so); -1 for none (default). Needs one rank and one instance.
      * @return this.
      */
     public ServeContext dataParallelRank(final int value)
@@ -496,6 +496,17 @@ public final class ServeContext
     public int dataParallelRank()
     {
         return dataParallelRank;
+    }
+
+    /**
+     * @param value the size of {@code /v1/embeddings} vectors when a request names none (default 384, as
+     *     llm-d-inference-sim's {@code --default-embedding-dimensions}).
+     * @return this.
+     */
+    public ServeContext embeddingDimensions(final int value)
+    {
+        embeddingDimensions = value;
+        return this;
     }
 
     /**
