@@ -56,10 +56,17 @@ final class CompatOptions
             "response ids take it either way, as vLLM's.")
     boolean requestIdHeaders;
 
-    @CommandLine.Option(names = {"--ssl-certfile", "--ssl-keyfile"}, paramLabel = "FILE", hidden = true)
-    String sslFile;
+    @CommandLine.Option(names = "--ssl-certfile", paramLabel = "FILE",
+        description = "Serve HTTPS with this PEM certificate chain (with --ssl-keyfile; vLLM's and " +
+            "llm-d-inference-sim's flag).")
+    Path sslCertFile;
 
-    @CommandLine.Option(names = "--self-signed-certs", hidden = true)
+    @CommandLine.Option(names = "--ssl-keyfile", paramLabel = "FILE",
+        description = "The PEM (PKCS#8) private key of --ssl-certfile.")
+    Path sslKeyFile;
+
+    @CommandLine.Option(names = "--self-signed-certs",
+        description = "Serve HTTPS with a certificate for localhost made at start (llm-d-inference-sim's flag).")
     boolean selfSignedCerts;
 
     @CommandLine.Option(names = {"--log-http", "--mm-encoder-only", "--omni", "--skip-tool-validation",
@@ -83,6 +90,15 @@ final class CompatOptions
     List<String> values;
 
     /**
+     * @return the HTTPS settings the TLS flags describe.
+     * @throws IllegalArgumentException when certificate and key are not given together, or with a self-signed one.
+     */
+    dev.tapedeck.http.TlsSettings tls()
+    {
+        return new dev.tapedeck.http.TlsSettings(sslCertFile, sslKeyFile, selfSignedCerts);
+    }
+
+    /**
      * @param defaultBytes {@code --max-request-body-size} as given or defaulted.
      * @return the body limit: {@code --max-request-body-size-mb} when given (1 to 512, llm-d's range).
      */
@@ -103,19 +119,10 @@ final class CompatOptions
     /**
      * @param given the parse result of the command.
      * @return the flags given that have no effect here, in the order of {@link #NO_EFFECT_FLAGS}.
-     * @throws IllegalArgumentException for the TLS flags, which are not served yet.
      */
     static List<String> noEffect(final CommandLine.ParseResult given)
     {
         final List<String> args = given.originalArgs();
-        for (final String tls : List.of("--ssl-certfile", "--ssl-keyfile", "--self-signed-certs"))
-        {
-            if (isGiven(args, tls))
-            {
-                throw new IllegalArgumentException(tls + ": TLS is not served yet; put a TLS-terminating proxy in " +
-                    "front (tapedeck load speaks https)");
-            }
-        }
         final List<String> named = new ArrayList<>();
         for (final String flag : NO_EFFECT_FLAGS)
         {

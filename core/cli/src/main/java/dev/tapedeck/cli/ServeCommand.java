@@ -218,6 +218,7 @@ public final class ServeCommand implements Callable<Integer>
             .dataParallelRank(null == compat.dataParallelRank ? -1 : compat.dataParallelRank)
             .requestIdHeaders(compat.requestIdHeaders)
             .embeddingDimensions(compat.embeddingDimensions)
+            .tls(compat.tls())
             .shutdownTimeoutNs(shutdownTimeoutNs)
             .enableSleepMode(enableSleepMode)
             .startupDurationNs(startupDurationNs)

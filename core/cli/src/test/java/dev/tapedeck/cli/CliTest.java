@@ -139,6 +139,9 @@ class CliTest
     @Test
     void shouldRefuseLoraModulesWithoutEnableLoraAndMalformedModules()
     {
+        final CliRun halfTls = run("serve", "--port", "0", "--ssl-certfile", "cert.pem");
+        assertEquals(2, halfTls.exitCode());
+        assertTrue(halfTls.err().contains("--ssl-certfile and --ssl-keyfile go together"), halfTls.err());
         final CliRun cpu = run("serve", "--port", "0", "--enable-lora", "--max-loras", "4", "--max-cpu-loras", "2");
         assertEquals(2, cpu.exitCode());
         assertTrue(cpu.err().contains("max_cpu_loras (2) must be greater than or equal to max_loras (4)"), cpu.err());

@@ -58,6 +58,8 @@ public final class HttpServer implements AutoCloseable
             return thread;
         });
     private final ServeOptions options;
+    /** The TLS context every connection's handler comes from, or null for plain HTTP. */
+    private final io.netty.handler.ssl.SslContext tls;
     private volatile boolean stopped;
 
     private HttpServer(final MultiThreadIoEventLoopGroup group, final List<Instance> instances,
@@ -66,6 +68,7 @@ public final class HttpServer implements AutoCloseable
         this.group = group;
         this.instances = instances;
         this.options = options;
+        this.tls = options.tls().serverContext();
         census = new ConnectionGuard.Census(options.nanoClock());
         preparer.allowCoreThreadTimeOut(true);
     }
@@ -177,6 +180,10 @@ public final class HttpServer implements AutoCloseable
                 channels.add(channel);
                 instance.connected(channel);
                 addHandlers(channel.pipeline(), decoderConfig, instance, admission, census);
+                if (null != tls)
+                {
+                    channel.pipeline().addFirst("tls", tls.newHandler(channel.alloc()));
+                }
             }
         };
     }

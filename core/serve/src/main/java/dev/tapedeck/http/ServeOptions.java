@@ -42,6 +42,7 @@ import dev.tapedeck.tokens.ChatTemplate;
  * @param dataParallelRank {@code --data-parallel-rank}: this process is that rank of a fleet with one rank per pod
  *     (its metrics' {@code engine} label), or -1.
  * @param requestIdHeaders {@code --enable-request-id-headers}: echo {@code X-Request-Id} on responses.
+ * @param tls HTTPS ({@link TlsSettings#NONE} for plain HTTP).
  * @param embeddingDimensions the size of {@code /v1/embeddings} vectors when a request names none
  *     ({@code --default-embedding-dimensions}; 0 for 384, llm-d-inference-sim's default).
  */
@@ -69,6 +70,7 @@ public record ServeOptions(
     long startupDurationNs,
     int dataParallelRank,
     boolean requestIdHeaders,
+    TlsSettings tls,
     int embeddingDimensions)
 {
     /** Where output tokens come from. */
@@ -91,6 +93,7 @@ public record ServeOptions(
         connectionLimits = null == connectionLimits ? ConnectionLimits.NONE : connectionLimits;
         faults = null == faults ? FaultSettings.NONE : faults;
         embeddingDimensions = 0 == embeddingDimensions ? 384 : embeddingDimensions;
+        tls = null == tls ? TlsSettings.NONE : tls;
         if (embeddingDimensions < 1 || embeddingDimensions > 65_536)
         {
             throw new IllegalArgumentException("--default-embedding-dimensions must be 1 to 65536, got " +

@@ -43,7 +43,8 @@ public final class Serve implements AutoCloseable
         final List<URI> urls = new ArrayList<>();
         for (final int port : server.ports())
         {
-            urls.add(URI.create("http://" + urlHost(context.host()) + ":" + port));
+            urls.add(URI.create((context.serveOptions().tls().enabled() ? "https://" : "http://") +
+                urlHost(context.host()) + ":" + port));
         }
         this.baseUrls = Collections.unmodifiableList(urls);
     }

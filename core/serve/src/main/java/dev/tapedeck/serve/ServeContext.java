@@ -62,6 +62,7 @@ public final class ServeContext
     private int dataParallelRank = -1;
     private boolean requestIdHeaders;
     private int embeddingDimensions;
+    private dev.tapedeck.http.TlsSettings tls = dev.tapedeck.http.TlsSettings.NONE;
     private long startupDurationNs;
     private EngineConfig engine = new EngineConfig();
     private Tokenizer tokenizer;
@@ -129,7 +130,7 @@ public final class ServeContext
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
             null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits,
-            faults, enableSleepMode, startupDurationNs, dataParallelRank, requestIdHeaders, embeddingDimensions);
+            faults, enableSleepMode, startupDurationNs, dataParallelRank, requestIdHeaders, tls, embeddingDimensions);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -461,14 +462,6 @@ public final class ServeContext
     }
 
     /**
-     * @return true if sleep mode is on.
-     */
-    public boolean enableSleepMode()
-    {
-        return enableSleepMode;
-    }
-
-    /**
      * @param value llm-d-inference-sim's {@code --startup-duration}: how long after start the engine becomes ready;
      *     until then nothing is answered but {@code /health/ready} (503) (default 0).
      * @return this.
@@ -499,6 +492,16 @@ public final class ServeContext
     }
 
     /**
+     * @param value HTTPS: a PEM certificate and key, or a self-signed certificate (default plain HTTP).
+     * @return this.
+     */
+    public ServeContext tls(final dev.tapedeck.http.TlsSettings value)
+    {
+        tls = value;
+        return this;
+    }
+
+    /**
      * @param value the size of {@code /v1/embeddings} vectors when a request names none (default 384, as
      *     llm-d-inference-sim's {@code --default-embedding-dimensions}).
      * @return this.
@@ -517,14 +520,6 @@ public final class ServeContext
     {
         requestIdHeaders = value;
         return this;
-    }
-
-    /**
-     * @return the start-up duration in nanoseconds.
-     */
-    public long startupDurationNs()
-    {
-        return startupDurationNs;
     }
 
     /**
