@@ -43,13 +43,21 @@ class ServeProcessIT
 
     private static Server start(final String... flags) throws IOException, InterruptedException
     {
+        return start(java.util.Map.of(), flags);
+    }
+
+    private static Server start(final java.util.Map<String, String> environment, final String... flags)
+        throws IOException, InterruptedException
+    {
         final String jar = System.getProperty("tapedeck.test.jar");
         assertTrue(null != jar && Files.isRegularFile(Path.of(jar)), "the shaded jar is built before ITs: " + jar);
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
             .toString(), "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-jar", jar, "serve", "--port",
             "0", "--step-base", "2ms"));
         command.addAll(List.of(flags));
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().putAll(environment);
+        final Process process = builder.start();
         final BufferedReader output = new BufferedReader(new InputStreamReader(process.getInputStream(),
             StandardCharsets.UTF_8));
         final List<String> log = new ArrayList<>();
@@ -95,6 +103,30 @@ class ServeProcessIT
             Thread.sleep(10);
         }
         throw new AssertionError("the request never ran");
+    }
+
+    @Test
+    void shouldAnswerWithLlmdsPodHeadersFromTheEnvironment() throws Exception
+    {
+        final Server server = start(java.util.Map.of("POD_NAME", "sim-pod-7", "POD_NAMESPACE", "llm-d"),
+            "--enable-request-id-headers");
+        try
+        {
+            final HttpResponse<String> answer = client.send(HttpRequest.newBuilder(URI.create(server.url() +
+                "/v1/completions")).header("X-Request-Id", "req-42").POST(HttpRequest.BodyPublishers.ofString(
+                "{\"prompt\":\"x\",\"max_tokens\":2}")).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, answer.statusCode(), answer.body());
+            assertEquals("sim-pod-7", answer.headers().firstValue("x-inference-pod").orElse(null));
+            assertEquals(server.url().substring(server.url().lastIndexOf(':') + 1),
+                answer.headers().firstValue("x-inference-port").orElse(null));
+            assertEquals("llm-d", answer.headers().firstValue("x-inference-namespace").orElse(null));
+            assertEquals("req-42", answer.headers().firstValue("x-request-id").orElse(null));
+        }
+        finally
+        {
+            server.process().destroy();
+            server.process().waitFor(30, TimeUnit.SECONDS);
+        }
     }
 
     @Test

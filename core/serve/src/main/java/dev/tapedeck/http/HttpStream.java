@@ -139,10 +139,7 @@ final class HttpStream
         {
             head.headers().add(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
-        if (null != echoRequestId)
-        {
-            head.headers().add(X_REQUEST_ID, echoRequestId);
-        }
+        responseHeaders(head.headers());
         ctx.writeAndFlush(head, ctx.voidPromise());
     }
 
@@ -372,6 +369,25 @@ final class HttpStream
     /**
      * Put {@code <hex length>\r\n} in front of the payload and {@code \r\n} after it, in the same buffer.
      */
+    /** The request's echoed X-Request-Id, and llm-d's pod headers when the pod is named. */
+    private void responseHeaders(final io.netty.handler.codec.http.HttpHeaders headers)
+    {
+        if (null != echoRequestId)
+        {
+            headers.set(X_REQUEST_ID, echoRequestId);
+        }
+        final ServeOptions options = front.options();
+        if (null != options.podName())
+        {
+            headers.set("x-inference-pod", options.podName())
+                .set("x-inference-port", ((java.net.InetSocketAddress)ctx.channel().localAddress()).getPort());
+        }
+        if (null != options.podNamespace())
+        {
+            headers.set("x-inference-namespace", options.podNamespace());
+        }
+    }
+
     private boolean chunked()
     {
         return !HttpVersion.HTTP_1_0.equals(version);
@@ -428,10 +444,7 @@ final class HttpStream
         final FullHttpResponse response = new DefaultFullHttpResponse(version, HttpResponseStatus.OK, body);
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
         response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
-        if (null != echoRequestId)
-        {
-            response.headers().set(X_REQUEST_ID, echoRequestId);
-        }
+        responseHeaders(response.headers());
         if (!keepAlive)
         {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);

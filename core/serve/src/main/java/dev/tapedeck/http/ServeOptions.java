@@ -43,6 +43,9 @@ import dev.tapedeck.tokens.ChatTemplate;
  *     (its metrics' {@code engine} label), or -1.
  * @param requestIdHeaders {@code --enable-request-id-headers}: echo {@code X-Request-Id} on responses.
  * @param tls HTTPS ({@link TlsSettings#NONE} for plain HTTP).
+ * @param podName the pod's name ({@code POD_NAME}, as llm-d-inference-sim reads it): completions answer with
+ *     {@code x-inference-pod} and {@code x-inference-port}; null for none.
+ * @param podNamespace the pod's namespace ({@code POD_NAMESPACE}): {@code x-inference-namespace}; null for none.
  * @param embeddingDimensions the size of {@code /v1/embeddings} vectors when a request names none
  *     ({@code --default-embedding-dimensions}; 0 for 384, llm-d-inference-sim's default).
  */
@@ -71,6 +74,8 @@ public record ServeOptions(
     int dataParallelRank,
     boolean requestIdHeaders,
     TlsSettings tls,
+    String podName,
+    String podNamespace,
     int embeddingDimensions)
 {
     /** Where output tokens come from. */

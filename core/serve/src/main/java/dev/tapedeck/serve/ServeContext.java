@@ -130,7 +130,8 @@ public final class ServeContext
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
             null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits,
-            faults, enableSleepMode, startupDurationNs, dataParallelRank, requestIdHeaders, tls, embeddingDimensions);
+            faults, enableSleepMode, startupDurationNs, dataParallelRank, requestIdHeaders, tls, env("POD_NAME"),
+            env("POD_NAMESPACE"), embeddingDimensions);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -451,8 +452,7 @@ public final class ServeContext
     }
 
     /**
-     * @param value vLLM's {@code --enable-sleep-mode}: serve {@code /sleep}, {@code /wake_up} and {@code /is_sleeping}
-     *     and expose {@code vllm:engine_sleep_state} (default off).
+     * @param value vLLM's {@code --enable-sleep-mode}: serve {@code /sleep}, {@code /wake_up}, {@code /is_sleeping}.
      * @return this.
      */
     public ServeContext enableSleepMode(final boolean value)
@@ -462,8 +462,7 @@ public final class ServeContext
     }
 
     /**
-     * @param value llm-d-inference-sim's {@code --startup-duration}: how long after start the engine becomes ready;
-     *     until then nothing is answered but {@code /health/ready} (503) (default 0).
+     * @param value {@code --startup-duration}: nothing but {@code /health/ready} (503) is answered before (default 0).
      * @return this.
      */
     public ServeContext startupDurationNs(final long value)
@@ -502,8 +501,7 @@ public final class ServeContext
     }
 
     /**
-     * @param value the size of {@code /v1/embeddings} vectors when a request names none (default 384, as
-     *     llm-d-inference-sim's {@code --default-embedding-dimensions}).
+     * @param value the size of {@code /v1/embeddings} vectors when a request names none (default 384).
      * @return this.
      */
     public ServeContext embeddingDimensions(final int value)
@@ -717,6 +715,13 @@ public final class ServeContext
         return epochClock;
     }
 
+    /** An environment variable's value, trimmed; null when unset or blank. */
+    private static String env(final String name)
+    {
+        final String value = System.getenv(name);
+        return null == value || value.isBlank() ? null : value.trim();
+    }
+
     /**
      * @param bindHost the address serve binds.
      * @return how a router reaches this pod: {@code POD_IP} when set, else the bound address unless it is a wildcard,
@@ -724,10 +729,9 @@ public final class ServeContext
      */
     public static String podAddress(final String bindHost)
     {
-        final String podIp = System.getenv("POD_IP");
-        if (null != podIp && !podIp.isBlank())
+        if (null != env("POD_IP"))
         {
-            return podIp.trim();
+            return env("POD_IP");
         }
         if (!"0.0.0.0".equals(bindHost) && !"::".equals(bindHost) && !"*".equals(bindHost))
         {
