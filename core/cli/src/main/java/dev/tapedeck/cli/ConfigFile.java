@@ -14,8 +14,9 @@ import picocli.CommandLine;
 
 /**
  * {@code serve --config FILE}: a YAML map of flags, keys named as the flags without {@code --}, as llm-d-inference-sim
- * and {@code vllm serve} read theirs. The file's flags go in front of the command line's, which override them (a flag
- * given twice keeps its last value, as vLLM's argparse does); a list is the flag repeated, {@code true} the bare flag,
+ * and {@code vllm serve} read theirs. The file's flags come after the command line's, leaving out every flag the
+ * command line gives (under any of its names), so the command line overrides the file, lists included, and a
+ * positional MODEL is never taken as a list's value; a list is the flag repeated, {@code true} the bare flag,
  * {@code false} its {@code --no-} form (or nothing), a map its JSON. A key that is no flag of the command is named in
  * one warning line and skipped. Stateless.
  */
@@ -67,10 +68,24 @@ final class ConfigFile
         {
             return args;
         }
+        final java.util.Set<CommandLine.Model.OptionSpec> given = new java.util.HashSet<>();
+        for (final String arg : rest)
+        {
+            final String name = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
+            CommandLine.Model.OptionSpec option = name.startsWith("-") ? command.findOption(name) : null;
+            if (null == option && name.startsWith("--no-"))
+            {
+                option = command.findOption("--" + name.substring(5));
+            }
+            if (null != option)
+            {
+                given.add(option);
+            }
+        }
         final List<String> expanded = new ArrayList<>();
         expanded.add(args[0]);
-        expanded.addAll(flags(read(file), command, file, err));
         expanded.addAll(rest);
+        expanded.addAll(flags(read(file), command, given, file, err));
         return expanded.toArray(new String[0]);
     }
 
@@ -98,7 +113,7 @@ final class ConfigFile
     }
 
     private static List<String> flags(final JsonNode config, final CommandLine.Model.CommandSpec command,
-        final Path file, final PrintWriter err)
+        final java.util.Set<CommandLine.Model.OptionSpec> given, final Path file, final PrintWriter err)
     {
         final List<String> out = new ArrayList<>();
         for (final Map.Entry<String, JsonNode> entry : config.properties())
@@ -110,6 +125,10 @@ final class ConfigFile
                 err.println("tapedeck " + command.name() + ": --config " + file + ": '" + entry.getKey() +
                     "' is not a flag of tapedeck " + command.name() + "; skipped");
                 continue;
+            }
+            if (given.contains(option))
+            {
+                continue; // the command line's value wins
             }
             final JsonNode value = entry.getValue();
             if (value.isArray())

@@ -89,9 +89,9 @@ class DropInFlagsIT
                 "--time-to-first-token", "20ms", "--inter-token-latency", "5ms", "--enable-kvcache",
                 "--kv-cache-size", "1024", "--block-size", "16", "--zmq-endpoint", "tcp://127.0.0.1:" + base,
                 "--event-batch-size", "16", "--hash-seed", "42", "--use-vllm-map-event-format",
-                "--kv-events-replay-queue-size", "64", "--global-cache-hit-threshold", "0", "--data-parallel-rank",
-                "2", "--enable-request-id-headers", "--max-request-body-size-mb", "8", "--startup-duration", "0s",
-                "--failure-injection-rate", "0", "--v", "5");
+                "--kv-events-replay-queue-size", "64", "--global-cache-hit-threshold", "0", "--data-parallel-size",
+                "4", "--data-parallel-rank", "2", "--enable-request-id-headers", "--max-request-body-size-mb", "8",
+                "--startup-duration", "0s", "--failure-injection-rate", "0", "--v", "5");
             assertEquals(List.of("--event-batch-size", "--global-cache-hit-threshold", "--v"),
                 CompatOptions.noEffect(cli.getSubcommands().get("serve").getParseResult()));
             try (Serve serve = Serve.start(command.context()))
@@ -103,6 +103,13 @@ class DropInFlagsIT
                 assertTrue(answer.body().contains("\"id\":\"cmpl-abc-123\""), answer.body());
                 assertTrue(metrics(serve).contains("vllm:num_requests_running{engine=\"2\","),
                     "rank 2 of a fleet with one rank per pod");
+                assertEquals(1, serve.engineConfigs().size(), "one rank in this process");
+                final HttpResponse<String> pinned = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" +
+                    serve.ports().get(0) + "/v1/completions")).header("content-type", "application/json")
+                    .header("X-data-parallel-rank", "2").POST(HttpRequest.BodyPublishers.ofString(String.format(
+                    COMPLETION, "meta-llama/Llama-3.1-8B-Instruct", "pinned"))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, pinned.statusCode(), "a request pinned to this pod's rank: " + pinned.body());
                 subscriber.setReceiveTimeOut(200);
                 byte[] topic = null;
                 for (int i = 0; i < 50 && null == topic; i++) // a PUB that dials drops what it sends before it joined
@@ -159,6 +166,14 @@ class DropInFlagsIT
             assertEquals(List.of("my/model", "alias"), serve.context().serveOptions().servedModelNames());
             assertEquals(200, complete(serve, "alias", null).statusCode());
         }
+        Files.writeString(config, "port: 0\nserved-model-name: [from-file]\nmax-num-seqs: 3\n");
+        final CommandLine second = Main.commandLine();
+        final ServeCommand positional = parse(second, ConfigFile.expand(new String[] {"serve", "Qwen/Qwen3-8B",
+            "--config", config.toString(), "--served-model-name", "from-cli"}, second, new PrintWriter(err, true)));
+        final dev.tapedeck.serve.ServeContext context = positional.context().conclude();
+        assertEquals("Qwen/Qwen3-8B", context.model(), "the positional model is not taken as a list's value");
+        assertEquals(List.of("from-cli"), context.serveOptions().servedModelNames(), "the command line's list wins");
+        assertEquals(3, context.engine().maxNumSeqs(), "what the command line does not give comes from the file");
         Files.writeString(config, "- port\n");
         final CommandLine other = Main.commandLine();
         final StringWriter refused = new StringWriter();

@@ -63,12 +63,12 @@ public final class HttpServer implements AutoCloseable
     private volatile boolean stopped;
 
     private HttpServer(final MultiThreadIoEventLoopGroup group, final List<Instance> instances,
-        final ServeOptions options)
+        final ServeOptions options, final io.netty.handler.ssl.SslContext tls)
     {
         this.group = group;
         this.instances = instances;
         this.options = options;
-        this.tls = options.tls().serverContext();
+        this.tls = tls;
         census = new ConnectionGuard.Census(options.nanoClock());
         preparer.allowCoreThreadTimeOut(true);
     }
@@ -94,10 +94,11 @@ public final class HttpServer implements AutoCloseable
         final IoHandlerFactory ioFactory = transport.ioHandlerFactory();
         final Class<? extends ServerChannel> channelClass = transport.serverChannel();
         final int threads = Math.min(options.instances(), Runtime.getRuntime().availableProcessors());
+        final io.netty.handler.ssl.SslContext tls = options.tls().serverContext(); // a bad certificate: before loops
         final MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(threads,
             new LoopThreads("tapedeck-http"), ioFactory);
         final List<Instance> instances = new ArrayList<>(options.instances());
-        final HttpServer server = new HttpServer(group, instances, options);
+        final HttpServer server = new HttpServer(group, instances, options, tls);
         final long runStartNs = options.nanoClock().nanoTime();
         try
         {

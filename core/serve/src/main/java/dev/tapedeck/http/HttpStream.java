@@ -379,8 +379,11 @@ final class HttpStream
         final ServeOptions options = front.options();
         if (null != options.podName())
         {
-            headers.set("x-inference-pod", options.podName())
-                .set("x-inference-port", ((java.net.InetSocketAddress)ctx.channel().localAddress()).getPort());
+            headers.set("x-inference-pod", options.podName());
+            if (ctx.channel().localAddress() instanceof java.net.InetSocketAddress local)
+            {
+                headers.set("x-inference-port", local.getPort());
+            }
         }
         if (null != options.podNamespace())
         {

@@ -194,10 +194,12 @@ final class Instance
     {
         if (null != rankHeader)
         {
-            final int rank;
+            int rank;
             try
             {
                 rank = Integer.parseInt(rankHeader.trim());
+                // one rank per process (--data-parallel-rank N): N is this process's only rank
+                rank = rank == options.dataParallelRank() ? 0 : options.dataParallelRank() >= 0 ? -1 : rank;
             }
             catch (final NumberFormatException ex)
             {

@@ -37,8 +37,13 @@ import dev.tapedeck.tokens.TokenVocabulary;
  */
 final class TokenEndpoints
 {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper()
+        .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final int MAX_DIMENSIONS = 65_536;
+    /** OpenAI's limit on the inputs of one embeddings request. */
+    private static final int MAX_INPUTS = 2048;
+    /** A bound on the numbers one answer holds (inputs times dimensions): a request cannot exhaust the heap. */
+    private static final long MAX_VALUES = 1L << 22;
 
     private TokenEndpoints()
     {
@@ -121,7 +126,7 @@ final class TokenEndpoints
         final java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
         for (final JsonNode id : tokens)
         {
-            if (!id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= vocabulary.size())
+            if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= vocabulary.size())
             {
                 throw ApiException.badRequest("Token id " + id + " is out of vocabulary", "tokens");
             }
@@ -148,7 +153,18 @@ final class TokenEndpoints
             throw ApiException.badRequest("encoding_format must be float or base64, got '" + format + "'",
                 "encoding_format");
         }
+        final JsonNode model = body.get("model");
+        if (null != model && model.isTextual() && !instance.options().serves(model.asText()))
+        {
+            throw new ApiException(HttpResponseStatus.NOT_FOUND, "NotFoundError", "The model `" + model.asText() +
+                "` does not exist.", "model");
+        }
         final List<int[]> inputs = inputs(instance, body.get("input"));
+        if (inputs.size() > MAX_INPUTS || (long)inputs.size() * dimensions > MAX_VALUES)
+        {
+            throw ApiException.badRequest("at most " + MAX_INPUTS + " inputs and " + MAX_VALUES + " numbers (inputs " +
+                "times dimensions) per request, got " + inputs.size() + " x " + dimensions, "input");
+        }
         final ObjectNode out = JSON.createObjectNode();
         out.put("id", "embd-" + instance.randomHexId());
         out.put("object", "list");
@@ -248,7 +264,7 @@ final class TokenEndpoints
         for (int i = 0; i < ids.length; i++)
         {
             final JsonNode id = array.get(i);
-            if (!id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= vocabularySize)
+            if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= vocabularySize)
             {
                 throw ApiException.badRequest("Token id " + id + " is out of vocabulary", "input");
             }

@@ -67,7 +67,8 @@ public final class Serve implements AutoCloseable
         final Tokenizer tokenizer = ownsTokenizer ? Tokenizer.open(context.tokenizerFile()) :
             context.tokenizer();
         final int instances = context.instances();
-        final int ranks = context.dataParallelSize();
+        // one rank per process (--data-parallel-rank): --data-parallel-size is then the fleet's, not this process's
+        final int ranks = context.dataParallelRank() >= 0 ? 1 : context.dataParallelSize();
         final KvEventsSettings kvSettings = context.kvEvents();
         // engine e = instance * ranks + rank: its seed offset and its KV event endpoint offset
         final List<EngineConfig> configs = new ArrayList<>(instances * ranks);

@@ -92,10 +92,10 @@ public final class ServeContext
         {
             throw new IllegalArgumentException("a model name is required");
         }
-        if (dataParallelRank >= 0 && (dataParallelSize > 1 || instances > 1))
+        if (dataParallelRank >= 0 && (instances > 1 || dataParallelSize > 1 && dataParallelRank >= dataParallelSize))
         {
-            throw new IllegalArgumentException("--data-parallel-rank is one rank per process: it takes the place of " +
-                "--data-parallel-size and --instances");
+            throw new IllegalArgumentException("--data-parallel-rank " + dataParallelRank + " is one rank of " +
+                "--data-parallel-size " + dataParallelSize + " per process, and one instance");
         }
         if (dataParallelRank < -1 || dataParallelRank >= 1024)
         {

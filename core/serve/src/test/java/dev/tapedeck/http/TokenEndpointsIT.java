@@ -106,6 +106,14 @@ class TokenEndpointsIT
             assertEquals(5, ids.get("usage").get("prompt_tokens").asInt());
             assertEquals(400, server.post("/v1/embeddings", "{\"input\":\"x\",\"dimensions\":0}").statusCode());
             assertEquals(400, server.post("/v1/embeddings", "{\"input\":[]}").statusCode());
+            final String many = "[" + "\"w\",".repeat(2048) + "\"w\"]";
+            assertTrue(server.post("/v1/embeddings", "{\"input\":" + many + "}").body()
+                .contains("at most 2048 inputs"));
+            assertEquals(400, server.post("/v1/embeddings", "{\"input\":[" + "\"w\",".repeat(64) + "\"w\"]," +
+                "\"dimensions\":65536}").statusCode(), "inputs times dimensions are bounded");
+            assertEquals(404, server.post("/v1/embeddings", "{\"model\":\"nope\",\"input\":\"x\"}").statusCode());
+            assertEquals(400, server.post("/detokenize", "{\"tokens\":[1.5]}").statusCode());
+            assertEquals(400, server.post("/detokenize", "{\"tokens\":[1]} trailing").statusCode());
         }
     }
 }
