@@ -13,6 +13,7 @@ import dev.tapedeck.tokens.ChatTemplate;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -335,6 +336,22 @@ class RequestParserTest
     }
 
     @Test
+    void shouldStandMediaPartsForPlaceholderWordsDrawnFromTheMedia()
+    {
+        final String image = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":" +
+            "\"what is this?\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"%s\"}}]}]}";
+        final String cat = chat(String.format(image, "https://x/cat.png")).messages.get(0).content();
+        assertTrue(cat.startsWith("what is this?\n"), cat);
+        assertEquals(128, cat.substring(cat.indexOf('\n') + 1).split(" ").length, "128 placeholder words");
+        assertEquals(cat, chat(String.format(image, "https://x/cat.png")).messages.get(0).content(),
+            "the same image, the same words: a prefix-cache hit");
+        assertNotEquals(cat, chat(String.format(image, "https://x/dog.png")).messages.get(0).content());
+        final String audio = chat("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_audio\"," +
+            "\"input_audio\":{\"data\":\"AAAA\",\"format\":\"wav\"}}]}]}").messages.get(0).content();
+        assertEquals(96, audio.split(" ").length);
+    }
+
+    @Test
     void shouldRejectMistypedMessages()
     {
         chatError("{\"messages\":\"hello\"}", VALIDATION, "body.messages");
@@ -342,9 +359,9 @@ class RequestParserTest
         chatError("{\"messages\":[{\"role\":\"user\",\"content\":5}]}", VALIDATION, "body.messages.0.content");
         final ApiException empty = chatError("{\"messages\":[]}", BAD_REQUEST, "messages");
         assertEquals("messages must contain at least one message", empty.getMessage());
-        final ApiException image = chatError("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":" +
-            "\"image_url\",\"image_url\":{\"url\":\"x\"}}]}]}", BAD_REQUEST, "messages.0.content");
-        assertTrue(image.getMessage().contains("'image_url'"), image.getMessage());
+        final ApiException file = chatError("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":" +
+            "\"file\",\"file\":{\"file_id\":\"x\"}}]}]}", BAD_REQUEST, "messages.0.content");
+        assertTrue(file.getMessage().contains("'file'"), file.getMessage());
     }
 
     @Test

@@ -63,6 +63,11 @@ class TokenEndpointsIT
 
             assertEquals(400, server.post("/tokenize", "{\"prompt\":\"a\",\"messages\":" + messages + "}")
                 .statusCode());
+            final JsonNode withImage = ok(server, "/v1/chat/completions", "{\"model\":\"" + TestServer.MODEL +
+                "\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":" +
+                "\"what is a token?\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://x/a.png\"}}]}]}");
+            assertTrue(withImage.get("usage").get("prompt_tokens").asInt() > chatCount + 128,
+                "an image is served, counted as placeholder tokens: " + withImage.get("usage"));
             assertTrue(server.post("/detokenize", "{\"tokens\":[99999999]}").body().contains("out of vocabulary"));
             assertEquals(405, server.get("/tokenize").statusCode());
         }
