@@ -110,6 +110,13 @@ class DropInFlagsIT
                     COMPLETION, "meta-llama/Llama-3.1-8B-Instruct", "pinned"))).build(),
                     HttpResponse.BodyHandlers.ofString());
                 assertEquals(200, pinned.statusCode(), "a request pinned to this pod's rank: " + pinned.body());
+                assertTrue(pinned.headers().firstValue("x-request-id").orElse("").matches("[0-9a-f]{32}"),
+                    "a new id when the client sends none, as vLLM's middleware");
+                final HttpResponse<String> missing = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" +
+                    serve.ports().get(0) + "/no-such-route")).header("X-Request-Id", "err-1").build(),
+                    HttpResponse.BodyHandlers.ofString());
+                assertEquals(404, missing.statusCode());
+                assertEquals("err-1", missing.headers().firstValue("x-request-id").orElse(null), "errors carry it too");
                 subscriber.setReceiveTimeOut(200);
                 byte[] topic = null;
                 for (int i = 0; i < 50 && null == topic; i++) // a PUB that dials drops what it sends before it joined

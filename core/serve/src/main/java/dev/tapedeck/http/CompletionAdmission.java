@@ -193,10 +193,6 @@ final class CompletionAdmission
             null != request.requestId ? request.requestId : instance.randomHexId());
         final HttpStream stream = new HttpStream(front, ctx, wireCtx, owner, request, responseId,
             options.epochSeconds(), http.protocolVersion(), keepAlive);
-        if (options.requestIdHeaders() && null != headerId)
-        {
-            stream.echoRequestId(headerId);
-        }
         final int[] echo = prepared.echo();
         final Choice[] choices = new Choice[children];
         int promptTokens = 0;

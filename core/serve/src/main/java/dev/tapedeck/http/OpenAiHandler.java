@@ -36,6 +36,8 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     private HttpStream active;
     /** The HTTP version of the request being answered: an HTTP/1.0 client gets HTTP/1.0 answers. */
     private io.netty.handler.codec.http.HttpVersion version = io.netty.handler.codec.http.HttpVersion.HTTP_1_1;
+    /** With --enable-request-id-headers: the X-Request-Id every answer to the current request carries, else null. */
+    private String responseRequestId;
     /** True while this connection's request is parsed and tokenized off the loop. */
     private boolean preparing;
 
@@ -73,6 +75,10 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     private void handle(final FullHttpRequest request)
     {
         final boolean keepAlive = HttpUtil.isKeepAlive(request);
+        // vLLM's middleware: the client's X-Request-Id, or a new one, on every answer
+        responseRequestId = !instance.options().requestIdHeaders() ? null :
+            null != request.headers().get("X-Request-Id") ? request.headers().get("X-Request-Id") :
+            instance.randomHexId();
         version = 1 == request.protocolVersion().majorVersion() && 0 == request.protocolVersion().minorVersion() ?
             io.netty.handler.codec.http.HttpVersion.HTTP_1_0 : io.netty.handler.codec.http.HttpVersion.HTTP_1_1;
         if (request.decoderResult().cause() instanceof TooLongHttpContentException)
@@ -386,6 +392,10 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             return;
         }
         active = stream;
+        if (null != responseRequestId)
+        {
+            stream.echoRequestId(responseRequestId);
+        }
         if (null != fault)
         {
             stream.fault(new StreamFault(fault, instance.faults(), stream));
@@ -400,6 +410,10 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     private void respond(final FullHttpResponse response, final boolean keepAlive)
     {
         response.setProtocolVersion(version);
+        if (null != responseRequestId)
+        {
+            response.headers().set("x-request-id", responseRequestId);
+        }
         if (keepAlive && io.netty.handler.codec.http.HttpVersion.HTTP_1_0 == version)
         {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
