@@ -19,6 +19,7 @@ import org.zeromq.ZMsg;
 
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.engine.EngineTime;
 import dev.tapedeck.engine.FinishReason;
 import dev.tapedeck.engine.KvTransferParams;
 import dev.tapedeck.engine.Request;
@@ -98,10 +99,8 @@ public final class EngineCoreAgent implements Agent
     private final boolean[] faultEnded;
     private long faultsFromNs;
     private boolean stalled;
-    /** Freezes in effect (a stall fault, a sleep with mode=keep): the engine's time stands still meanwhile. */
-    private int freezes;
-    private long freezeStartNs;
-    private long frozenNs;
+    /** The engine's time: the clock less the freezes (a stall fault, a sleep with mode=keep). */
+    private final EngineTime time = new EngineTime();
     private boolean dead;
     private boolean died;
 
@@ -339,7 +338,7 @@ public final class EngineCoreAgent implements Agent
             frameView.wrap(add.payload());
             onAdd(add.payload());
         }
-        if (0 == freezes)
+        if (!time.frozen())
         {
             work += engine.doWork(engineNowNs());
         }
@@ -626,30 +625,15 @@ public final class EngineCoreAgent implements Agent
         return inFlight;
     }
 
-    /**
-     * @return the engine's time: the clock less the time the engine stood frozen, still during a freeze, so that a
-     *     frozen engine goes on where it stopped instead of catching up in a burst.
-     */
     private long engineNowNs()
     {
-        return (freezes > 0 ? freezeStartNs : engineClock.nanoTime()) - frozenNs;
+        return time.engineNs(engineClock.nanoTime());
     }
 
     /** Stop (true) or restart (false) the engine's time; freezes nest. */
     private void freeze(final boolean on)
     {
-        final long nowNs = engineClock.nanoTime();
-        if (on)
-        {
-            if (0 == freezes++)
-            {
-                freezeStartNs = nowNs;
-            }
-        }
-        else if (freezes > 0 && 0 == --freezes)
-        {
-            frozenNs += nowNs - freezeStartNs;
-        }
+        time.freeze(on, engineClock.nanoTime());
     }
 
     private void runFaults()

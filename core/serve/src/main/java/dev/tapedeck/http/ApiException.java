@@ -34,6 +34,16 @@ final class ApiException extends RuntimeException
         return new ApiException(HttpResponseStatus.BAD_REQUEST, "BadRequestError", message, param);
     }
 
+    /**
+     * @param model a model name that is neither served nor a loaded adapter.
+     * @return vLLM's 404 for it.
+     */
+    static ApiException modelNotFound(final String model)
+    {
+        return new ApiException(HttpResponseStatus.NOT_FOUND, "NotFoundError", "The model `" + model +
+            "` does not exist.", "model");
+    }
+
     HttpResponseStatus status()
     {
         return status;

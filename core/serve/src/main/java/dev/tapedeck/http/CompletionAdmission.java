@@ -165,8 +165,7 @@ final class CompletionAdmission
             instance.loras().byName(request.model);
         if (null != request.model && !options.serves(request.model) && null == lora)
         {
-            throw new ApiException(HttpResponseStatus.NOT_FOUND, "NotFoundError",
-                "The model `" + request.model + "` does not exist.", "model");
+            throw ApiException.modelNotFound(request.model);
         }
         if (null != prepared.refusal())
         {

@@ -9,6 +9,7 @@ import io.netty.channel.EventLoop;
 import org.HdrHistogram.Histogram;
 
 import dev.tapedeck.engine.Engine;
+import dev.tapedeck.engine.EngineTime;
 import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.tokens.TokenVocabulary;
@@ -35,12 +36,8 @@ final class HttpFront implements OutputSink
     private final Histogram emissionLatenessNs = new Histogram(60_000_000_000L, 3);
     private long tokensEmitted;
     private long batches;
-    /** Time the engine's clock lost to stalls: the engine runs on the face's clock minus this. */
-    private long stalledNs;
-    /** When the current stall began on the face's clock, {@link Long#MIN_VALUE} when not stalled. */
-    private long stallStartNs = Long.MIN_VALUE;
-    /** Stalls in effect (they nest). */
-    private int stalls;
+    /** The engine's time: the face's clock less the stalls. */
+    private final EngineTime time = new EngineTime();
 
     /**
      * @param loop the event loop the engine and its connections live on.
@@ -89,8 +86,7 @@ final class HttpFront implements OutputSink
      */
     long engineTimeNs(final long faceNs)
     {
-        final long ns = Long.MIN_VALUE == stallStartNs ? faceNs : Math.min(faceNs, stallStartNs);
-        return ns - stalledNs;
+        return time.engineNs(faceNs);
     }
 
     /**
@@ -102,25 +98,19 @@ final class HttpFront implements OutputSink
      */
     void stall(final boolean stalled)
     {
-        final long faceNs = options.nanoClock().nanoTime();
-        if (stalled)
+        if (!time.freeze(stalled, options.nanoClock().nanoTime()))
         {
-            if (0 == stalls++)
-            {
-                stallStartNs = faceNs;
-                if (null != armed)
-                {
-                    armed.cancel(false);
-                    armed = null;
-                    armedDeadlineNs = Long.MAX_VALUE;
-                }
-            }
+            return;
         }
-        else if (stalls > 0 && 0 == --stalls)
+        if (!stalled)
         {
-            stalledNs += faceNs - stallStartNs;
-            stallStartNs = Long.MIN_VALUE;
             kick();
+        }
+        else if (null != armed)
+        {
+            armed.cancel(false);
+            armed = null;
+            armedDeadlineNs = Long.MAX_VALUE;
         }
     }
 
@@ -129,7 +119,7 @@ final class HttpFront implements OutputSink
      */
     void kick()
     {
-        if (Long.MIN_VALUE != stallStartNs)
+        if (time.frozen())
         {
             return;
         }

@@ -1,11 +1,8 @@
 package dev.tapedeck.http;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -34,7 +31,6 @@ import dev.tapedeck.lora.LoraTable;
  */
 final class LoraEndpoints
 {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final String INVALID = "InvalidUserInput";
 
     private LoraEndpoints()
@@ -54,7 +50,7 @@ final class LoraEndpoints
         }
         try
         {
-            final JsonNode body = body(request);
+            final JsonNode body = RequestParser.jsonObject(request);
             return path.endsWith("/load_lora_adapter") ? load(instance.loras(), body,
                 instance.options().lora().maxAdapters()) : unload(instance.loras(), body);
         }
@@ -108,23 +104,6 @@ final class LoraEndpoints
                 "The lora adapter '" + name + "' cannot be found.", null);
         }
         return success("Success: LoRA adapter '" + name + "' removed successfully.");
-    }
-
-    private static JsonNode body(final FullHttpRequest request)
-    {
-        try
-        {
-            final JsonNode node = JSON.readTree(new ByteBufInputStream(request.content().duplicate()));
-            if (null == node || !node.isObject())
-            {
-                throw ApiException.validation("the body must be a JSON object", null);
-            }
-            return node;
-        }
-        catch (final IOException ex)
-        {
-            throw ApiException.validation("the body is not valid JSON: " + ex.getMessage(), null);
-        }
     }
 
     private static String text(final JsonNode body, final String field)

@@ -212,29 +212,46 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
      */
     private void hold(final FullHttpRequest request)
     {
+        pauseReading();
+        request.retain();
+        instance.lifecycle().hold(() -> resumeWith(request, () -> handle(request)));
+    }
+
+    /** The connection reads nothing more while its request waits (for the instance, an admission thread, a sleep). */
+    private void pauseReading()
+    {
         preparing = true;
         ctx.channel().config().setAutoRead(false);
-        request.retain();
-        instance.lifecycle().hold(() ->
+    }
+
+    private void resumeReading()
+    {
+        preparing = false;
+        ctx.channel().config().setAutoRead(true);
+    }
+
+    /**
+     * Read again and do what waited on a retained request if its client is still there, release the request, then
+     * serve what was pipelined behind it.
+     */
+    private void resumeWith(final FullHttpRequest request, final Runnable work)
+    {
+        resumeReading();
+        try
         {
-            preparing = false;
-            ctx.channel().config().setAutoRead(true);
-            try
+            if (ctx.channel().isActive())
             {
-                if (ctx.channel().isActive())
-                {
-                    handle(request);
-                }
+                work.run();
             }
-            finally
-            {
-                request.release();
-            }
-            if (null == active)
-            {
-                servePipelined();
-            }
-        });
+        }
+        finally
+        {
+            request.release();
+        }
+        if (null == active)
+        {
+            servePipelined();
+        }
     }
 
     /** vLLM's sleep routes, served with {@code --enable-sleep-mode} (vLLM also needs VLLM_SERVER_DEV_MODE=1). */
@@ -257,12 +274,10 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         switch (path)
         {
             case "/sleep":
-                preparing = true; // a sleep with mode=wait answers once what runs has finished
-                ctx.channel().config().setAutoRead(false);
+                pauseReading(); // a sleep with mode=wait answers once what runs has finished
                 lifecycle.sleep(first(query, "level"), first(query, "mode"), response ->
                 {
-                    preparing = false;
-                    ctx.channel().config().setAutoRead(true);
+                    resumeReading();
                     if (ctx.channel().isActive())
                     {
                         respond(response, keepAlive);
@@ -348,33 +363,19 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         }
         // a large body is parsed and tokenized off the event loop, which keeps streaming every other response; this
         // connection reads nothing more until it is admitted
-        preparing = true;
-        ctx.channel().config().setAutoRead(false);
+        pauseReading();
         request.retain();
-        admission.prepareOffLoop(request, endpoint, arrivalNs, ctx.executor(), prepared ->
+        admission.prepareOffLoop(request, endpoint, arrivalNs, ctx.executor(), prepared -> resumeWith(request, () ->
         {
-            preparing = false;
-            ctx.channel().config().setAutoRead(true);
-            try
+            if (instance.lifecycle().holdsGeneration())
             {
-                if (ctx.channel().isActive() && instance.lifecycle().holdsGeneration())
-                {
-                    hold(request); // the instance went to sleep while it was prepared: it waits, and is read again
-                }
-                else if (ctx.channel().isActive())
-                {
-                    start(prepared, request, endpoint, keepAlive, fault);
-                }
+                hold(request); // the instance went to sleep while it was prepared: it waits, and is read again
             }
-            finally
+            else
             {
-                request.release();
+                start(prepared, request, endpoint, keepAlive, fault);
             }
-            if (null == active)
-            {
-                servePipelined();
-            }
-        });
+        }));
     }
 
     private void start(final CompletionAdmission.Prepared prepared, final FullHttpRequest request,

@@ -22,7 +22,9 @@ import dev.tapedeck.tokens.ChatTemplate;
 final class RequestParser
 {
     /** Strict about the end as well: content after the JSON value is malformed JSON, as for vLLM's pydantic. */
-    private final ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final ObjectMapper STRICT = new ObjectMapper()
+        .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private final ObjectMapper mapper = STRICT;
     /** Multimodal content parts and the placeholder words each stands for (about two tokens a word). */
     private static final java.util.Map<String, Integer> MEDIA_WORDS = java.util.Map.of("image_url", 128,
         "input_image", 128, "input_audio", 96, "audio_url", 96, "video_url", 512);
@@ -59,6 +61,33 @@ final class RequestParser
             {
                 return;
             }
+        }
+    }
+
+    /**
+     * The body of a control request (LoRA, token endpoints) as a JSON object, as strict about what follows it as a
+     * completion's body.
+     *
+     * @param request the request (its indexes are left as they are).
+     * @return the object.
+     * @throws ApiException a 400 when the body is not one JSON object.
+     */
+    static JsonNode jsonObject(final io.netty.handler.codec.http.FullHttpRequest request)
+    {
+        try
+        {
+            final JsonNode node = STRICT.readTree(new io.netty.buffer.ByteBufInputStream(
+                request.content().duplicate()));
+            if (null == node || !node.isObject())
+            {
+                throw ApiException.validation("the body must be a JSON object", "body");
+            }
+            return node;
+        }
+        catch (final IOException ex)
+        {
+            throw ApiException.validation("the body is not valid JSON: " + String.valueOf(ex.getMessage()).lines()
+                .findFirst().orElse(""), "body");
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.tapedeck.http;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -37,8 +36,7 @@ import dev.tapedeck.tokens.TokenVocabulary;
  */
 final class TokenEndpoints
 {
-    private static final ObjectMapper JSON = new ObjectMapper()
-        .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_DIMENSIONS = 65_536;
     /** OpenAI's limit on the inputs of one embeddings request. */
     private static final int MAX_INPUTS = 2048;
@@ -64,9 +62,9 @@ final class TokenEndpoints
                 case "/tokenize":
                     return tokenize(instance, admission, request);
                 case "/detokenize":
-                    return detokenize(instance, body(request));
+                    return detokenize(instance, RequestParser.jsonObject(request));
                 default:
-                    return embeddings(instance, admission, body(request));
+                    return embeddings(instance, admission, RequestParser.jsonObject(request));
             }
         }
         catch (final ApiException ex)
@@ -78,7 +76,7 @@ final class TokenEndpoints
     private static FullHttpResponse tokenize(final Instance instance, final CompletionAdmission admission,
         final FullHttpRequest request)
     {
-        final JsonNode body = body(request);
+        final JsonNode body = RequestParser.jsonObject(request);
         final boolean chat = body.has("messages");
         if (chat && body.has("prompt"))
         {
@@ -126,11 +124,7 @@ final class TokenEndpoints
         final java.io.ByteArrayOutputStream text = new java.io.ByteArrayOutputStream();
         for (final JsonNode id : tokens)
         {
-            if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= vocabulary.size())
-            {
-                throw ApiException.badRequest("Token id " + id + " is out of vocabulary", "tokens");
-            }
-            text.writeBytes(vocabulary.bytes(id.asInt()));
+            text.writeBytes(vocabulary.bytes(tokenId(id, vocabulary.size(), "tokens")));
         }
         final ObjectNode out = JSON.createObjectNode();
         out.put("prompt", text.toString(StandardCharsets.UTF_8));
@@ -156,8 +150,7 @@ final class TokenEndpoints
         final JsonNode model = body.get("model");
         if (null != model && model.isTextual() && !instance.options().serves(model.asText()))
         {
-            throw new ApiException(HttpResponseStatus.NOT_FOUND, "NotFoundError", "The model `" + model.asText() +
-                "` does not exist.", "model");
+            throw ApiException.modelNotFound(model.asText());
         }
         final List<int[]> inputs = inputs(instance, body.get("input"));
         if (inputs.size() > MAX_INPUTS || (long)inputs.size() * dimensions > MAX_VALUES)
@@ -263,14 +256,19 @@ final class TokenEndpoints
         final int[] ids = new int[array.size()];
         for (int i = 0; i < ids.length; i++)
         {
-            final JsonNode id = array.get(i);
-            if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= vocabularySize)
-            {
-                throw ApiException.badRequest("Token id " + id + " is out of vocabulary", "input");
-            }
-            ids[i] = id.asInt();
+            ids[i] = tokenId(array.get(i), vocabularySize, "input");
         }
         return ids;
+    }
+
+    /** A token id of the vocabulary, or vLLM's 400 naming it. */
+    private static int tokenId(final JsonNode id, final int vocabularySize, final String param)
+    {
+        if (!id.isIntegralNumber() || !id.canConvertToInt() || id.asInt() < 0 || id.asInt() >= vocabularySize)
+        {
+            throw ApiException.badRequest("Token id " + id + " is out of vocabulary", param);
+        }
+        return id.asInt();
     }
 
     /** A unit vector drawn from the ids: the same ids give the same vector. */
@@ -295,23 +293,5 @@ final class TokenEndpoints
             vector[i] = (float)(vector[i] * scale);
         }
         return vector;
-    }
-
-    private static JsonNode body(final FullHttpRequest request)
-    {
-        try
-        {
-            final JsonNode node = JSON.readTree(new ByteBufInputStream(request.content().duplicate()));
-            if (null == node || !node.isObject())
-            {
-                throw ApiException.validation("the body must be a JSON object", "body");
-            }
-            return node;
-        }
-        catch (final IOException ex)
-        {
-            throw ApiException.validation("the body is not valid JSON: " + String.valueOf(ex.getMessage()).lines()
-                .findFirst().orElse(""), "body");
-        }
     }
 }

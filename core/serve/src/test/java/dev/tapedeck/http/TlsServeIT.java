@@ -1,7 +1,5 @@
 package dev.tapedeck.http;
 
-import java.io.FileInputStream;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -10,10 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
-import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.util.Base64;
-import java.util.concurrent.TimeUnit;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
@@ -22,6 +18,8 @@ import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import dev.tapedeck.testing.LoopbackCertificate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -51,23 +49,12 @@ class TlsServeIT
     @Test
     void shouldServeHttpsWithAPemCertificateAndKey() throws Exception
     {
-        final Path keystore = dir.resolve("server.p12");
-        final Process keytool = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool")
-            .toString(), "-genkeypair", "-alias", "s", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
-            "CN=localhost", "-ext", "SAN=ip:127.0.0.1", "-validity", "2", "-storetype", "PKCS12", "-keystore",
-            keystore.toString(), "-storepass", "secret", "-keypass", "secret").redirectErrorStream(true).start();
-        assertTrue(keytool.waitFor(60, TimeUnit.SECONDS) && 0 == keytool.exitValue());
-        final KeyStore store = KeyStore.getInstance("PKCS12");
-        try (InputStream in = new FileInputStream(keystore.toFile()))
-        {
-            store.load(in, "secret".toCharArray());
-        }
-        final X509Certificate certificate = (X509Certificate)store.getCertificate("s");
+        final LoopbackCertificate made = LoopbackCertificate.make(dir);
+        final X509Certificate certificate = made.certificate();
         final Path certFile = dir.resolve("cert.pem");
         final Path keyFile = dir.resolve("key.pem");
         Files.writeString(certFile, pem("CERTIFICATE", certificate.getEncoded()), StandardCharsets.US_ASCII);
-        Files.writeString(keyFile, pem("PRIVATE KEY", ((PrivateKey)store.getKey("s", "secret".toCharArray()))
-            .getEncoded()), StandardCharsets.US_ASCII);
+        Files.writeString(keyFile, pem("PRIVATE KEY", made.privateKey().getEncoded()), StandardCharsets.US_ASCII);
 
         final KeyStore trusted = KeyStore.getInstance("PKCS12");
         trusted.load(null, null);

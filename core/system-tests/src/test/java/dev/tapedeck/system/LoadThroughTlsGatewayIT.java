@@ -1,7 +1,5 @@
 package dev.tapedeck.system;
 
-import java.io.FileInputStream;
-import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URI;
@@ -9,7 +7,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -46,6 +43,7 @@ import picocli.CommandLine;
 import dev.tapedeck.cli.Main;
 import dev.tapedeck.http.TestServer;
 import dev.tapedeck.load.LoadReport;
+import dev.tapedeck.testing.LoopbackCertificate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,20 +64,8 @@ class LoadThroughTlsGatewayIT
 
     private SslContext serverTls() throws Exception
     {
-        final Path keystore = dir.resolve("gateway.p12");
-        final Process keytool = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "keytool")
-            .toString(), "-genkeypair", "-alias", "gw", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
-            "CN=localhost", "-ext", "SAN=ip:127.0.0.1", "-validity", "2", "-storetype", "PKCS12", "-keystore",
-            keystore.toString(), "-storepass", "secret", "-keypass", "secret").redirectErrorStream(true).start();
-        assertTrue(keytool.waitFor(60, TimeUnit.SECONDS) && 0 == keytool.exitValue(),
-            new String(keytool.getInputStream().readAllBytes()));
-        final KeyStore store = KeyStore.getInstance("PKCS12");
-        try (InputStream in = new FileInputStream(keystore.toFile()))
-        {
-            store.load(in, "secret".toCharArray());
-        }
         final KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        keys.init(store, "secret".toCharArray());
+        keys.init(LoopbackCertificate.make(dir).keyStore(), LoopbackCertificate.PASSWORD.toCharArray());
         return SslContextBuilder.forServer(keys).build();
     }
 
