@@ -29,7 +29,8 @@ final class CompatOptions
         "--enforce-eager", "--dtype", "--trust-remote-code", "--disable-log-requests", "--disable-log-stats",
         "--uvicorn-log-level", "--pipeline-parallel-size", "--swap-space", "--quantization", "--load-format",
         "--download-dir", "--distributed-executor-backend", "--compilation-config", "--generation-config",
-        "--disable-custom-all-reduce", "--max-seq-len-to-capture", "--revision", "--tokenizer-mode");
+        "--disable-custom-all-reduce", "--max-seq-len-to-capture", "--revision", "--tokenizer-mode",
+        "--enable-auto-tool-choice");
 
     @CommandLine.Option(names = "--config", paramLabel = "FILE",
         description = "A YAML file of flags, keys named as the flags without '--' (llm-d-inference-sim's and " +
@@ -51,6 +52,22 @@ final class CompatOptions
             "default: ${DEFAULT-VALUE}).")
     int embeddingDimensions;
 
+    @CommandLine.Option(names = "--auto-tool-call-rate", paramLabel = "P", defaultValue = "1.0",
+        description = "How often tool_choice auto calls a tool, 0 to 1 (after a tool's result the model answers in " +
+            "text; default: ${DEFAULT-VALUE}).")
+    double autoToolCallRate;
+
+    @CommandLine.Option(names = "--tool-call-parser", paramLabel = "NAME", defaultValue = "hermes",
+        description = "vLLM's flag: how an auto tool call is written in the model's text: hermes " +
+            "(<tool_call>{..}</tool_call>) or llama3_json ({\"name\": .., \"parameters\": {..}}); default: " +
+            "${DEFAULT-VALUE}.")
+    String toolCallParser;
+
+    @CommandLine.Option(names = "--max-logprobs", paramLabel = "N", defaultValue = "20",
+        description = "vLLM's flag: the most logprobs, top_logprobs or prompt_logprobs a request may ask for, -1 " +
+            "for the vocabulary (default: ${DEFAULT-VALUE}).")
+    int maxLogprobs;
+
     @CommandLine.Option(names = "--enable-request-id-headers",
         description = "Echo the request's X-Request-Id header on the response (llm-d-inference-sim's flag); " +
             "response ids take it either way, as vLLM's.")
@@ -71,7 +88,8 @@ final class CompatOptions
 
     @CommandLine.Option(names = {"--log-http", "--mm-encoder-only", "--omni", "--skip-tool-validation",
         "--dataset-in-memory", "--force-dummy-tokenizer", "--enforce-eager", "--trust-remote-code",
-        "--disable-log-requests", "--disable-log-stats", "--disable-custom-all-reduce"}, negatable = true,
+        "--disable-log-requests", "--disable-log-stats", "--disable-custom-all-reduce", "--enable-auto-tool-choice"},
+        negatable = true,
         hidden = true)
     List<Boolean> switches;
 
@@ -88,6 +106,15 @@ final class CompatOptions
         "--compilation-config", "--generation-config", "--max-seq-len-to-capture", "--revision", "--tokenizer-mode"},
         paramLabel = "VALUE", hidden = true)
     List<String> values;
+
+    /**
+     * @return what the API answers beyond timing, from these flags.
+     */
+    dev.tapedeck.http.ApiSurface api()
+    {
+        return new dev.tapedeck.http.ApiSurface(requestIdHeaders, embeddingDimensions, autoToolCallRate, maxLogprobs,
+            dev.tapedeck.structured.ToolCalling.Parser.of(toolCallParser));
+    }
 
     /**
      * @return the HTTPS settings the TLS flags describe.

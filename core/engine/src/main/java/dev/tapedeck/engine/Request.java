@@ -32,7 +32,8 @@ public final class Request implements EngineMetrics.RequestTiming
     private int priority;
     private long seed;
     private boolean seeded;
-    private int[] echoTokenIds;
+    private int[] fixedOutputTokenIds;
+    private boolean fixedOutputEndsWithEos;
     private int[] tokenPool;
     private int eosTokenId = -1;
     private long arrivalNs;
@@ -277,12 +278,19 @@ public final class Request implements EngineMetrics.RequestTiming
     }
 
     /**
-     * @param ids token ids to echo back instead of random ones (echo mode), or null.
+     * A fixed output instead of drawn tokens: echo mode's echoed prompt, or the frontend's structured output (a tool
+     * call's or a JSON schema's text, tokenized). The request produces these tokens in order, at most
+     * {@code max_tokens} of them (then it finishes with {@code length}), and then stops.
+     *
+     * @param ids the output's token ids (at least one), or null for drawn tokens.
+     * @param thenEos true to end with the end-of-sequence token, counted as an output token and carrying no text (as
+     *     a model's structured output ends), false to stop after the last id (echo).
      * @return this.
      */
-    public Request echoTokenIds(final int[] ids)
+    public Request fixedOutput(final int[] ids, final boolean thenEos)
     {
-        echoTokenIds = ids;
+        fixedOutputTokenIds = ids;
+        fixedOutputEndsWithEos = thenEos;
         return this;
     }
 
@@ -568,9 +576,14 @@ public final class Request implements EngineMetrics.RequestTiming
         return seed;
     }
 
-    int[] echoTokenIds()
+    int[] fixedOutputTokenIds()
     {
-        return echoTokenIds;
+        return fixedOutputTokenIds;
+    }
+
+    boolean fixedOutputEndsWithEos()
+    {
+        return fixedOutputEndsWithEos;
     }
 
     int[] tokenPool()

@@ -42,7 +42,7 @@ final class TokenSource
         request.stepTokens = null;
         request.firstChunkTokens = 1;
         planOutput(request);
-        if (null != steps && null == request.echoTokenIds())
+        if (null != steps && null == request.fixedOutputTokenIds())
         {
             final FinishReason recordedTokensFinish = request.recordedFinish;
             steps.assign(request);
@@ -78,11 +78,11 @@ final class TokenSource
     void planOutput(final Request request)
     {
         final int room = maxModelLen - request.promptLength();
-        final int[] echo = request.echoTokenIds();
+        final int[] fixed = request.fixedOutputTokenIds();
         final int maxTokens = request.maxTokens();
         request.endsWithEos = false;
         request.recordedTokenIds = null;
-        if (null != replay && null == echo)
+        if (null != replay && null == fixed)
         {
             replay.assign(request);
         }
@@ -94,12 +94,14 @@ final class TokenSource
             request.outputLimit = whole ? recorded.length : cap;
             request.limitFinishReason = whole ? request.recordedFinish : FinishReason.LENGTH;
         }
-        else if (null != echo)
+        else if (null != fixed)
         {
             final int cap = Request.UNSET == maxTokens ? room : maxTokens;
-            final boolean whole = echo.length <= cap;
-            request.outputLimit = whole ? Math.max(echo.length, 1) : cap;
+            final int length = fixed.length + (request.fixedOutputEndsWithEos() ? 1 : 0);
+            final boolean whole = length <= cap;
+            request.outputLimit = whole ? length : cap;
             request.limitFinishReason = whole ? FinishReason.STOP : FinishReason.LENGTH;
+            request.endsWithEos = whole && request.fixedOutputEndsWithEos();
         }
         else if (Request.UNSET != maxTokens)
         {
@@ -135,10 +137,10 @@ final class TokenSource
         {
             return request.eosTokenIdOr(eosTokenId);
         }
-        final int[] echo = request.echoTokenIds();
-        if (null != echo)
+        final int[] fixed = request.fixedOutputTokenIds();
+        if (null != fixed)
         {
-            return echo[index % echo.length];
+            return fixed[index % fixed.length];
         }
         final int[] pool = null != request.tokenPool() ? request.tokenPool() : randomTokenIds;
         return pool[request.random.nextInt(pool.length)];

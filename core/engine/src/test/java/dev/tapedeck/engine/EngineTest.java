@@ -113,15 +113,32 @@ class EngineTest
     void shouldEchoThePromptTokensThenStop()
     {
         final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(MS)));
-        final Request r = h.request("r", 4, 100).echoTokenIds(new int[] {7, 8, 9});
+        final Request r = h.request("r", 4, 100).fixedOutput(new int[] {7, 8, 9}, false);
         h.engine.submit(r, h.nowNs);
         h.runUntilIdle();
         assertEquals(List.of(7, 8, 9), h.sink.tokensOf(r));
         assertEquals(FinishReason.STOP, r.finishReason());
-        final Request capped = h.request("capped", 4, 2).echoTokenIds(new int[] {7, 8, 9});
+        final Request capped = h.request("capped", 4, 2).fixedOutput(new int[] {7, 8, 9}, false);
         h.engine.submit(capped, h.nowNs);
         h.runUntilIdle();
         assertEquals(List.of(7, 8), h.sink.tokensOf(capped));
+        assertEquals(FinishReason.LENGTH, capped.finishReason());
+    }
+
+    @Test
+    void shouldEndAFixedOutputWithEndOfSequenceWhenAsked()
+    {
+        final EngineHarness h = new EngineHarness(EngineHarness.config(new FixedStepModel(MS)));
+        final Request r = h.request("r", 4, 100).eosTokenId(99).fixedOutput(new int[] {7, 8, 9}, true);
+        h.engine.submit(r, h.nowNs);
+        h.runUntilIdle();
+        assertEquals(List.of(7, 8, 9, 99), h.sink.tokensOf(r));
+        assertEquals(FinishReason.STOP, r.finishReason());
+        assertTrue(r.lastTokenIsEos());
+        final Request capped = h.request("capped", 4, 3).eosTokenId(99).fixedOutput(new int[] {7, 8, 9}, true);
+        h.engine.submit(capped, h.nowNs);
+        h.runUntilIdle();
+        assertEquals(List.of(7, 8, 9), h.sink.tokensOf(capped), "max_tokens cuts before the end-of-sequence");
         assertEquals(FinishReason.LENGTH, capped.finishReason());
     }
 

@@ -29,6 +29,12 @@ final class Choice
     private final byte[][] stopStrings;
     private final int holdbackBytes;
     private final boolean includeStopString;
+    /** The choice's structured output (a tool call, a JSON document), or null for free text. */
+    final dev.tapedeck.structured.OutputPlan plan;
+    /** Bytes of the text already sent and dropped from the buffer ({@link #consume}). */
+    int consumedBytes;
+    /** A streamed tool call was announced (its id and name sent). */
+    boolean callAnnounced;
 
     private byte[] pending = new byte[INITIAL_CAPACITY];
     private int pendingLength;
@@ -41,8 +47,9 @@ final class Choice
     int stopReasonToken = -1;
 
     Choice(final HttpStream stream, final int index, final Request request, final List<String> stops,
-        final boolean includeStopString, final boolean countsPrompt)
+        final boolean includeStopString, final boolean countsPrompt, final dev.tapedeck.structured.OutputPlan plan)
     {
+        this.plan = plan;
         this.countsPrompt = countsPrompt;
         this.stream = stream;
         this.index = index;
@@ -154,6 +161,15 @@ final class Choice
     {
         System.arraycopy(pending, length, pending, 0, pendingLength - length);
         pendingLength -= length;
+        consumedBytes += length;
+    }
+
+    /**
+     * @return true when this choice's output is a tool call.
+     */
+    boolean isToolCall()
+    {
+        return null != plan && plan.isToolCall();
     }
 
     boolean hasStopReason()

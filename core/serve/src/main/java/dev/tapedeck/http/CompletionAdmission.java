@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import io.netty.buffer.ByteBufInputStream;
@@ -14,7 +15,9 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.engine.SubmitResult;
+import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.lora.LoraAdapter;
+import dev.tapedeck.structured.OutputPlan;
 import dev.tapedeck.tokens.ChatTemplate;
 
 /**
@@ -32,6 +35,9 @@ final class CompletionAdmission
     private final Instance instance;
     private final RequestParser parser = new RequestParser();
     private final Executor preparer;
+    /** Seeds of structured outputs without a request seed: the instance's seed and the arrival order. */
+    private final long planSeed;
+    private final AtomicLong planSequence = new AtomicLong();
 
     /**
      * @param instance the instance.
@@ -42,6 +48,7 @@ final class CompletionAdmission
     {
         this.instance = instance;
         this.preparer = preparer;
+        this.planSeed = SeededRandom.mix(instance.firstEngine().config().seed(), 0x57c7L);
     }
 
     /**
@@ -97,8 +104,14 @@ final class CompletionAdmission
      *     raised after the model check as before; or null.
      * @param arrivalNs when the request arrived.
      */
-    record Prepared(ParsedRequest request, List<int[]> prompts, int[] echo, ApiException refusal, long arrivalNs)
+    record Prepared(ParsedRequest request, List<int[]> prompts, int[] echo, ApiException refusal, long arrivalNs,
+        OutputPlan[] plans, int[][] planTokenIds)
     {
+        Prepared(final ParsedRequest request, final List<int[]> prompts, final int[] echo,
+            final ApiException refusal, final long arrivalNs)
+        {
+            this(request, prompts, echo, refusal, arrivalNs, null, null);
+        }
     }
 
     /**
@@ -128,7 +141,17 @@ final class CompletionAdmission
             checkContext(request, prompts, instance.firstEngine().config().maxModelLen());
             final int[] echo = ServeOptions.Mode.ECHO == instance.options().mode() ? echoTokens(request, prompts) :
                 null;
-            return new Prepared(request, prompts, echo, null, arrivalNs);
+            final OutputPlan[] plans = planOutputs(request, prompts.size());
+            int[][] planTokenIds = null;
+            if (null != plans)
+            {
+                planTokenIds = new int[plans.length][];
+                for (int i = 0; i < plans.length; i++)
+                {
+                    planTokenIds[i] = null == plans[i] ? null : instance.tokenizer().encode(plans[i].text());
+                }
+            }
+            return new Prepared(request, prompts, echo, null, arrivalNs, plans, planTokenIds);
         }
         catch (final ApiException ex)
         {
@@ -210,7 +233,8 @@ final class CompletionAdmission
                     .priority(request.priority)
                     .cacheSalt(request.cacheSalt)
                     .lora(lora)
-                    .echoTokenIds(null == echo ? null : echo.length > 0 ? echo : ids)
+                    .fixedOutput(fixedOutput(prepared, index, echo, ids), null != prepared.plans() &&
+                        null != prepared.plans()[index])
                     .parallelN(0 == i ? request.n : 0)
                     .firstSibling(0 == i ? null : choices[p * request.n].request)
                     .kvTransferParams(request.kvTransferParams)
@@ -220,7 +244,7 @@ final class CompletionAdmission
                     engineRequest.seed(request.seed + index);
                 }
                 choices[index] = new Choice(stream, index, engineRequest, request.stop,
-                    request.includeStopStrInOutput, 0 == i);
+                    request.includeStopStrInOutput, 0 == i, null == prepared.plans() ? null : prepared.plans()[index]);
                 engineRequest.attachment(choices[index]);
             }
         }
@@ -241,6 +265,18 @@ final class CompletionAdmission
             }
         }
         return stream;
+    }
+
+    /**
+     * @return the choice's fixed output: its structured output's tokens, else echo mode's, else null.
+     */
+    private static int[] fixedOutput(final Prepared prepared, final int index, final int[] echo, final int[] prompt)
+    {
+        if (null != prepared.planTokenIds() && null != prepared.planTokenIds()[index])
+        {
+            return prepared.planTokenIds()[index];
+        }
+        return null == echo ? null : echo.length > 0 ? echo : prompt;
     }
 
     /**
@@ -285,6 +321,44 @@ final class CompletionAdmission
             }
         }
         return prompts;
+    }
+
+    /**
+     * Decide each choice's structured output (a tool call, a JSON document, a choice), or null when every choice is
+     * free text. Seeded by the request's seed, else by the instance's seed and the request's arrival order.
+     */
+    private OutputPlan[] planOutputs(final ParsedRequest request, final int promptCount)
+    {
+        if (null == request.toolCalling && null == request.constraint)
+        {
+            return null;
+        }
+        final OutputPlan[] plans = new OutputPlan[promptCount * request.n];
+        final long base = request.seeded ? request.seed : SeededRandom.mix(planSeed, planSequence.incrementAndGet());
+        boolean any = false;
+        for (int i = 0; i < plans.length; i++)
+        {
+            final SeededRandom random = new SeededRandom(SeededRandom.mix(base, i));
+            OutputPlan plan = null;
+            if (null != request.toolCalling)
+            {
+                final ApiSurface api = instance.options().api();
+                plan = request.toolCalling.plan(random, api.autoToolCallRate(), api.toolCallParser(),
+                    request.afterToolResult, hex(random));
+            }
+            if (null == plan && null != request.constraint)
+            {
+                plan = OutputPlan.text(request.constraint.sample(random));
+            }
+            plans[i] = plan;
+            any |= null != plan;
+        }
+        return any ? plans : null;
+    }
+
+    private static String hex(final SeededRandom random)
+    {
+        return String.format("%016x%016x", random.nextLong(), random.nextLong());
     }
 
     private int[] echoTokens(final ParsedRequest request, final List<int[]> prompts)

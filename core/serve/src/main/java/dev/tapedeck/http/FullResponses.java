@@ -16,9 +16,11 @@ import dev.tapedeck.net.JsonBytes;
  */
 final class FullResponses
 {
-    private static final byte[] MESSAGE_OPEN = JsonBytes.ascii(",\"message\":{\"role\":\"assistant\",\"content\":\"");
-    private static final byte[] MESSAGE_CLOSE = JsonBytes.ascii("\",\"refusal\":null,\"annotations\":null," +
-        "\"audio\":null,\"function_call\":null,\"tool_calls\":[],\"reasoning\":null},\"logprobs\":null," +
+    private static final byte[] MESSAGE_OPEN = JsonBytes.ascii(",\"message\":{\"role\":\"assistant\",");
+    private static final byte[] CONTENT_OPEN = JsonBytes.ascii("\"content\":\"");
+    private static final byte[] CONTENT_CLOSE = JsonBytes.ascii("\",\"refusal\":null,\"annotations\":null," +
+        "\"audio\":null,\"function_call\":null,\"tool_calls\":[]");
+    private static final byte[] MESSAGE_CLOSE = JsonBytes.ascii(",\"reasoning\":null},\"logprobs\":null," +
         "\"finish_reason\":");
     private static final byte[] TEXT_OPEN = JsonBytes.ascii(",\"text\":\"");
     private static final byte[] TEXT_CLOSE = JsonBytes.ascii("\",\"logprobs\":null,\"finish_reason\":");
@@ -54,10 +56,29 @@ final class FullResponses
             first = false;
             out.writeCharSequence("{\"index\":", java.nio.charset.StandardCharsets.US_ASCII);
             JsonBytes.writeLong(out, choice.index);
-            out.writeBytes(stream.chat ? MESSAGE_OPEN : TEXT_OPEN);
-            JsonBytes.writeEscaped(out, choice.pendingBytes(), 0, choice.pendingLength());
-            out.writeBytes(stream.chat ? MESSAGE_CLOSE : TEXT_CLOSE);
-            out.writeBytes(SseChunks.finishReasonJson(choice.finishReason));
+            if (stream.chat)
+            {
+                out.writeBytes(MESSAGE_OPEN);
+                if (choice.isToolCall())
+                {
+                    ToolCallChunks.writeMessageFields(out, choice);
+                }
+                else
+                {
+                    out.writeBytes(CONTENT_OPEN);
+                    JsonBytes.writeEscaped(out, choice.pendingBytes(), 0, choice.pendingLength());
+                    out.writeBytes(CONTENT_CLOSE);
+                }
+                out.writeBytes(MESSAGE_CLOSE);
+            }
+            else
+            {
+                out.writeBytes(TEXT_OPEN);
+                JsonBytes.writeEscaped(out, choice.pendingBytes(), 0, choice.pendingLength());
+                out.writeBytes(TEXT_CLOSE);
+            }
+            out.writeBytes(choice.isToolCall() ? ToolCallChunks.finishReasonJson(choice) :
+                SseChunks.finishReasonJson(choice.finishReason));
             out.writeBytes(STOP_REASON);
             SseChunks.writeStopReason(out, choice);
             out.writeBytes(stream.chat ? CHAT_CHOICE_TAIL : COMPLETION_CHOICE_TAIL);

@@ -357,8 +357,15 @@ final class HttpStream
             SseChunks.writeRoleChunk(frame, chunkHead, choice.index, promptTokens, continuousUsage);
             choice.roleSent = true;
         }
-        final FinishReason reason = choice.finished ? choice.finishReason : null;
-        SseChunks.writeDeltaChunk(frame, chunkHead, chat, choice, length, reason, promptTokens, continuousUsage);
+        if (choice.isToolCall())
+        {
+            ToolCallChunks.writeEvents(frame, chunkHead, choice, length);
+        }
+        else
+        {
+            final FinishReason reason = choice.finished ? choice.finishReason : null;
+            SseChunks.writeDeltaChunk(frame, chunkHead, chat, choice, length, reason, promptTokens, continuousUsage);
+        }
         choice.consume(length);
         if (choice.finished)
         {

@@ -76,7 +76,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     {
         final boolean keepAlive = HttpUtil.isKeepAlive(request);
         // vLLM's middleware: the client's X-Request-Id, or a new one, on every answer
-        responseRequestId = !instance.options().requestIdHeaders() ? null :
+        responseRequestId = !instance.options().api().requestIdHeaders() ? null :
             null != request.headers().get("X-Request-Id") ? request.headers().get("X-Request-Id") :
             instance.randomHexId();
         version = 1 == request.protocolVersion().majorVersion() && 0 == request.protocolVersion().minorVersion() ?

@@ -41,6 +41,12 @@ final class ParsedRequest
     /** The model name responses report: the LoRA adapter's when the request names one, else null (the base's). */
     String responseModel;
     boolean echo;
+    /** {@code tools} and {@code tool_choice} (chat), or null without tools. */
+    dev.tapedeck.structured.ToolCalling toolCalling;
+    /** The conversation's last message is a tool's result (the model then answers in text). */
+    boolean afterToolResult;
+    /** {@code response_format}, {@code structured_outputs} or {@code guided_*}, or null for free text. */
+    dev.tapedeck.structured.OutputConstraint constraint;
     /** {@code kv_transfer_params} (P/D disaggregation), or null. */
     dev.tapedeck.engine.KvTransferParams kvTransferParams;
 }

@@ -124,6 +124,12 @@ final class RequestParser
         if (ParsedRequest.Endpoint.CHAT == endpoint)
         {
             request.messages = messages(root);
+            request.toolCalling = StructuredFields.toolCalling(root);
+            request.afterToolResult = "tool".equals(request.messages.get(request.messages.size() - 1).role());
+            if (null != request.toolCalling)
+            {
+                request.messages = withTools(request.messages, request.toolCalling.promptText());
+            }
             final Integer maxCompletion = LaxFields.optionalInt(root, "max_completion_tokens");
             final Integer max = LaxFields.optionalInt(root, "max_tokens");
             requestedMax = null != maxCompletion ? maxCompletion : max;
@@ -169,6 +175,14 @@ final class RequestParser
             request.seed = seed;
         }
         request.kvTransferParams = kvTransferParams(root);
+        request.constraint = StructuredFields.constraint(root);
+        if (null != request.toolCalling && dev.tapedeck.structured.ToolCalling.Choice.NAMED ==
+            request.toolCalling.choice() && null != root.get("structured_outputs") &&
+            !root.get("structured_outputs").isNull())
+        {
+            throw ApiException.badRequest("You can only either use constraints for structured outputs or tools, not " +
+                "both.", "structured_outputs");
+        }
         rejectUnsupported(root);
         LaxFields.checkSampling(root);
         checkRanges(request, requestedMax);
@@ -307,9 +321,51 @@ final class RequestParser
             {
                 throw ApiException.validation(missing("messages', " + i + ", 'role"), "body.messages." + i + ".role");
             }
-            out.add(new ChatTemplate.Message(role.asText(), content(message.get("content"), i)));
+            out.add(new ChatTemplate.Message(role.asText(), content(message.get("content"), i) +
+                toolCalls(message.get("tool_calls"))));
         }
         return out;
+    }
+
+    /**
+     * The tools' description at the start of the system message (a new system message when there is none), where
+     * the built-in templates put it.
+     */
+    private static List<ChatTemplate.Message> withTools(final List<ChatTemplate.Message> messages,
+        final String toolsText)
+    {
+        final List<ChatTemplate.Message> out = new ArrayList<>(messages.size() + 1);
+        final ChatTemplate.Message first = messages.get(0);
+        if ("system".equals(first.role()))
+        {
+            out.add(new ChatTemplate.Message("system", first.content() + "\n\n" + toolsText));
+            out.addAll(messages.subList(1, messages.size()));
+        }
+        else
+        {
+            out.add(new ChatTemplate.Message("system", toolsText));
+            out.addAll(messages);
+        }
+        return out;
+    }
+
+    /**
+     * An assistant message's earlier tool calls, as the model wrote them (Hermes tags), so they count in the prompt.
+     */
+    private static String toolCalls(final JsonNode calls)
+    {
+        if (null == calls || !calls.isArray() || calls.isEmpty())
+        {
+            return "";
+        }
+        final StringBuilder out = new StringBuilder();
+        for (final JsonNode call : calls)
+        {
+            final JsonNode function = call.path("function");
+            out.append("\n<tool_call>\n{\"name\": ").append(function.path("name").toString())
+                .append(", \"arguments\": ").append(function.path("arguments").asText("{}")).append("}\n</tool_call>");
+        }
+        return out.toString();
     }
 
     private static String content(final JsonNode content, final int index)

@@ -41,13 +41,12 @@ import dev.tapedeck.tokens.ChatTemplate;
  *     but {@code /health/ready} (503).
  * @param dataParallelRank {@code --data-parallel-rank}: this process is that rank of a fleet with one rank per pod
  *     (its metrics' {@code engine} label), or -1.
- * @param requestIdHeaders {@code --enable-request-id-headers}: echo {@code X-Request-Id} on responses.
  * @param tls HTTPS ({@link TlsSettings#NONE} for plain HTTP).
  * @param podName the pod's name ({@code POD_NAME}, as llm-d-inference-sim reads it): completions answer with
  *     {@code x-inference-pod} and {@code x-inference-port}; null for none.
  * @param podNamespace the pod's namespace ({@code POD_NAMESPACE}): {@code x-inference-namespace}; null for none.
- * @param embeddingDimensions the size of {@code /v1/embeddings} vectors when a request names none
- *     ({@code --default-embedding-dimensions}; 0 for 384, llm-d-inference-sim's default).
+ * @param api response headers, embedding sizes, tool calls and log-probabilities ({@link ApiSurface#DEFAULT} when
+ *     null).
  */
 public record ServeOptions(
     String host,
@@ -72,11 +71,10 @@ public record ServeOptions(
     boolean enableSleepMode,
     long startupDurationNs,
     int dataParallelRank,
-    boolean requestIdHeaders,
     TlsSettings tls,
     String podName,
     String podNamespace,
-    int embeddingDimensions)
+    ApiSurface api)
 {
     /** Where output tokens come from. */
     public enum Mode
@@ -97,13 +95,8 @@ public record ServeOptions(
         epochClock = null == epochClock ? SystemEpochNanoClock.INSTANCE : epochClock;
         connectionLimits = null == connectionLimits ? ConnectionLimits.NONE : connectionLimits;
         faults = null == faults ? FaultSettings.NONE : faults;
-        embeddingDimensions = 0 == embeddingDimensions ? 384 : embeddingDimensions;
+        api = null == api ? ApiSurface.DEFAULT : api;
         tls = null == tls ? TlsSettings.NONE : tls;
-        if (embeddingDimensions < 1 || embeddingDimensions > 65_536)
-        {
-            throw new IllegalArgumentException("--default-embedding-dimensions must be 1 to 65536, got " +
-                embeddingDimensions);
-        }
         if (startupDurationNs < 0)
         {
             throw new IllegalArgumentException("--startup-duration must not be negative");

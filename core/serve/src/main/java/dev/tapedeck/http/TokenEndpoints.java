@@ -135,7 +135,7 @@ final class TokenEndpoints
         final JsonNode body)
     {
         final int dimensions = body.has("dimensions") ? body.get("dimensions").asInt(-1) :
-            instance.options().embeddingDimensions();
+            instance.options().api().embeddingDimensions();
         if (dimensions < 1 || dimensions > MAX_DIMENSIONS)
         {
             throw ApiException.badRequest("dimensions must be 1 to " + MAX_DIMENSIONS + ", got " +

@@ -60,8 +60,7 @@ public final class ServeContext
     private dev.tapedeck.fault.FaultSettings faults = dev.tapedeck.fault.FaultSettings.NONE;
     private boolean enableSleepMode;
     private int dataParallelRank = -1;
-    private boolean requestIdHeaders;
-    private int embeddingDimensions;
+    private dev.tapedeck.http.ApiSurface api;
     private dev.tapedeck.http.TlsSettings tls = dev.tapedeck.http.TlsSettings.NONE;
     private long startupDurationNs;
     private EngineConfig engine = new EngineConfig();
@@ -130,8 +129,8 @@ public final class ServeContext
         serveOptions = new ServeOptions(host, port, instances, model, names, mode, chatTemplate, maxRequestBodyBytes,
             shutdownTimeoutNs, enablePromptTokensDetails, vllmVersion, apiKey, socketSendBufferBytes,
             null == transport ? Transport.select("auto") : transport, lora, nanoClock, epochClock, connectionLimits,
-            faults, enableSleepMode, startupDurationNs, dataParallelRank, requestIdHeaders, tls, env("POD_NAME"),
-            env("POD_NAMESPACE"), embeddingDimensions);
+            faults, enableSleepMode, startupDurationNs, dataParallelRank, tls, env("POD_NAME"),
+            env("POD_NAMESPACE"), api);
         servedModelNames = serveOptions.servedModelNames();
         transport = serveOptions.transport();
         return this;
@@ -501,22 +500,13 @@ public final class ServeContext
     }
 
     /**
-     * @param value the size of {@code /v1/embeddings} vectors when a request names none (default 384).
+     * @param value response headers, embedding sizes, tool calls and log-probabilities (default
+     *     {@link dev.tapedeck.http.ApiSurface#DEFAULT}).
      * @return this.
      */
-    public ServeContext embeddingDimensions(final int value)
+    public ServeContext api(final dev.tapedeck.http.ApiSurface value)
     {
-        embeddingDimensions = value;
-        return this;
-    }
-
-    /**
-     * @param value echo the request's {@code X-Request-Id} header on the response (default false).
-     * @return this.
-     */
-    public ServeContext requestIdHeaders(final boolean value)
-    {
-        requestIdHeaders = value;
+        api = value;
         return this;
     }
 

@@ -26,7 +26,7 @@ class ChoiceTest
 
     private static Choice choice(final boolean includeStopString, final String... stops)
     {
-        return new Choice(null, 0, new Request("r", new int[] {1}), List.of(stops), includeStopString, true);
+        return new Choice(null, 0, new Request("r", new int[] {1}), List.of(stops), includeStopString, true, null);
     }
 
     private static byte[] utf8(final String text)
@@ -172,7 +172,7 @@ class ChoiceTest
     void shouldNotLookForStopStringsBeforeMinTokens()
     {
         final Choice choice = new Choice(null, 0, new Request("r", new int[] {1}).minTokens(1), List.of("STOP"),
-            false, true);
+            false, true, null);
         assertFalse(choice.appendToken(utf8("STOP")), "no output token counted yet, fewer than min_tokens");
         assertNull(choice.stopReasonText);
         choice.finish(FinishReason.LENGTH);

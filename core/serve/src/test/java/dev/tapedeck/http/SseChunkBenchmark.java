@@ -54,7 +54,7 @@ public class SseChunkBenchmark
     {
         head = ("data: {\"id\":\"chatcmpl-0123456789abcdef0123456789abcdef\",\"object\":\"chat.completion.chunk\"," +
             "\"created\":1795261424,\"model\":\"Qwen/Qwen3-8B\",\"choices\":[").getBytes();
-        chat = new Choice(null, 0, new Request("r", new int[] {1}), List.of(), false, true);
+        chat = new Choice(null, 0, new Request("r", new int[] {1}), List.of(), false, true, null);
     }
 
     /**

@@ -1,0 +1,46 @@
+package dev.tapedeck.http;
+
+/**
+ * How the OpenAI/vLLM surface answers beyond the engine's timing: response headers, embedding sizes, tool calls and
+ * log-probabilities. Immutable.
+ *
+ * @param requestIdHeaders {@code --enable-request-id-headers}: every answer carries {@code X-Request-Id}.
+ * @param embeddingDimensions the size of {@code /v1/embeddings} vectors when a request names none
+ *     ({@code --default-embedding-dimensions}; 0 for 384, llm-d-inference-sim's default).
+ * @param autoToolCallRate {@code --auto-tool-call-rate}: the probability that {@code tool_choice: auto} calls a tool
+ *     (0 to 1; after a tool's result the model answers in text).
+ * @param maxLogprobs vLLM's {@code --max-logprobs}: the most {@code top_logprobs}/{@code logprobs}/
+ *     {@code prompt_logprobs} a request may ask for (-1 for the vocabulary's size).
+ * @param toolCallParser vLLM's {@code --tool-call-parser}: how an {@code auto} tool call is written in the text
+ *     (null for Hermes).
+ */
+public record ApiSurface(boolean requestIdHeaders, int embeddingDimensions, double autoToolCallRate, int maxLogprobs,
+    dev.tapedeck.structured.ToolCalling.Parser toolCallParser)
+{
+    /** vLLM's and llm-d-inference-sim's defaults. */
+    public static final ApiSurface DEFAULT = new ApiSurface(false, 384, 1.0, 20, null);
+
+    /**
+     * Validates.
+     */
+    public ApiSurface
+    {
+        embeddingDimensions = 0 == embeddingDimensions ? 384 : embeddingDimensions;
+        toolCallParser = null == toolCallParser ? dev.tapedeck.structured.ToolCalling.Parser.HERMES : toolCallParser;
+        if (embeddingDimensions < 1 || embeddingDimensions > 65_536)
+        {
+            throw new IllegalArgumentException("--default-embedding-dimensions must be 1 to 65536, got " +
+                embeddingDimensions);
+        }
+        if (!(autoToolCallRate >= 0 && autoToolCallRate <= 1))
+        {
+            throw new IllegalArgumentException("--auto-tool-call-rate must be between 0 and 1, got " +
+                autoToolCallRate);
+        }
+        if (maxLogprobs < -1)
+        {
+            throw new IllegalArgumentException("--max-logprobs must be -1 (the vocabulary) or more, got " +
+                maxLogprobs);
+        }
+    }
+}
