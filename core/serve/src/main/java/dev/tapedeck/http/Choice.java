@@ -35,6 +35,12 @@ final class Choice
     int consumedBytes;
     /** A streamed tool call was announced (its id and name sent). */
     boolean callAnnounced;
+    /** With logprobs: the generated token ids whose logprobs are not yet written, and the first one's position. */
+    private int[] logprobTokenIds;
+    private int logprobTokenCount;
+    private int logprobFirstPosition;
+    /** With completions' logprobs: characters of the token strings written so far ({@code text_offset}). */
+    int textOffset;
 
     private byte[] pending = new byte[INITIAL_CAPACITY];
     private int pendingLength;
@@ -162,6 +168,49 @@ final class Choice
         System.arraycopy(pending, length, pending, 0, pendingLength - length);
         pendingLength -= length;
         consumedBytes += length;
+    }
+
+    /**
+     * Keep a generated token for its logprobs (only when the request asked for them).
+     */
+    void recordLogprobToken(final int tokenId)
+    {
+        if (null == logprobTokenIds)
+        {
+            logprobTokenIds = new int[16];
+        }
+        else if (logprobTokenCount == logprobTokenIds.length)
+        {
+            logprobTokenIds = Arrays.copyOf(logprobTokenIds, logprobTokenCount * 2);
+        }
+        logprobTokenIds[logprobTokenCount++] = tokenId;
+    }
+
+    int logprobTokenCount()
+    {
+        return logprobTokenCount;
+    }
+
+    int logprobTokenId(final int i)
+    {
+        return logprobTokenIds[i];
+    }
+
+    /**
+     * @return the output position of the first kept token.
+     */
+    int logprobFirstPosition()
+    {
+        return logprobFirstPosition;
+    }
+
+    /**
+     * The kept tokens' logprobs were written.
+     */
+    void logprobsWritten()
+    {
+        logprobFirstPosition += logprobTokenCount;
+        logprobTokenCount = 0;
     }
 
     /**

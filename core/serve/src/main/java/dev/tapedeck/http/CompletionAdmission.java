@@ -137,6 +137,8 @@ final class CompletionAdmission
         }
         try
         {
+            checkLogprobs(request.logprobs, instance.options().api().maxLogprobs(),
+                instance.tokenizer().vocabulary().size());
             final List<int[]> prompts = tokenize(request);
             checkContext(request, prompts, instance.firstEngine().config().maxModelLen());
             final int[] echo = ServeOptions.Mode.ECHO == instance.options().mode() ? echoTokens(request, prompts) :
@@ -370,6 +372,26 @@ final class CompletionAdmission
             return ids.length > 0 ? ids : prompts.get(0);
         }
         return new int[0]; // completions echo each prompt's own tokens
+    }
+
+    /**
+     * vLLM's {@code --max-logprobs} check (the engine's, with its words); -1 asks for the vocabulary.
+     */
+    private static void checkLogprobs(final Logprobs.Request logprobs, final int maxLogprobs, final int vocabulary)
+    {
+        final int max = -1 == maxLogprobs ? vocabulary : maxLogprobs;
+        if (logprobs.sampled() && Math.min(logprobs.topLogprobs(), vocabulary) > max)
+        {
+            final int asked = Integer.MAX_VALUE == logprobs.topLogprobs() ? -1 : logprobs.topLogprobs();
+            throw ApiException.badRequest("Requested sample logprobs of " + asked + ", which is greater than max " +
+                "allowed: " + max, "logprobs");
+        }
+        if (logprobs.prompt() && Math.min(logprobs.promptLogprobs(), vocabulary) > max)
+        {
+            final int asked = Integer.MAX_VALUE == logprobs.promptLogprobs() ? -1 : logprobs.promptLogprobs();
+            throw ApiException.badRequest("Requested prompt logprobs of " + asked + ", which is greater than max " +
+                "allowed: " + max, "prompt_logprobs");
+        }
     }
 
     private static void checkContext(final ParsedRequest request, final List<int[]> prompts, final int maxModelLen)

@@ -20,23 +20,38 @@ final class FullResponses
     private static final byte[] CONTENT_OPEN = JsonBytes.ascii("\"content\":\"");
     private static final byte[] CONTENT_CLOSE = JsonBytes.ascii("\",\"refusal\":null,\"annotations\":null," +
         "\"audio\":null,\"function_call\":null,\"tool_calls\":[]");
-    private static final byte[] MESSAGE_CLOSE = JsonBytes.ascii(",\"reasoning\":null},\"logprobs\":null," +
-        "\"finish_reason\":");
+    private static final byte[] MESSAGE_CLOSE = JsonBytes.ascii(",\"reasoning\":null},\"logprobs\":");
     private static final byte[] TEXT_OPEN = JsonBytes.ascii(",\"text\":\"");
-    private static final byte[] TEXT_CLOSE = JsonBytes.ascii("\",\"logprobs\":null,\"finish_reason\":");
+    private static final byte[] TEXT_CLOSE = JsonBytes.ascii("\",\"logprobs\":");
+    private static final byte[] FINISH_REASON = JsonBytes.ascii(",\"finish_reason\":");
     private static final byte[] STOP_REASON = JsonBytes.ascii(",\"stop_reason\":");
     private static final byte[] CHAT_CHOICE_TAIL = JsonBytes.ascii(",\"token_ids\":null}");
-    private static final byte[] COMPLETION_CHOICE_TAIL = JsonBytes.ascii(
-        ",\"token_ids\":null,\"prompt_logprobs\":null,\"prompt_token_ids\":null}");
+    private static final byte[] COMPLETION_CHOICE_TAIL = JsonBytes.ascii(",\"token_ids\":null,\"prompt_logprobs\":");
+    private static final byte[] COMPLETION_CHOICE_END = JsonBytes.ascii(",\"prompt_token_ids\":null}");
     private static final byte[] USAGE_OPEN = JsonBytes.ascii(
         "],\"service_tier\":null,\"system_fingerprint\":null,\"usage\":");
-    private static final byte[] CHAT_TAIL = JsonBytes.ascii(
-        ",\"prompt_logprobs\":null,\"prompt_token_ids\":null,\"kv_transfer_params\":");
+    private static final byte[] CHAT_PROMPT_LOGPROBS = JsonBytes.ascii(",\"prompt_logprobs\":");
+    private static final byte[] CHAT_TAIL = JsonBytes.ascii(",\"prompt_token_ids\":null,\"kv_transfer_params\":");
+    private static final byte[] NULL = JsonBytes.ascii("null");
     private static final byte[] COMPLETION_TAIL = JsonBytes.ascii(",\"kv_transfer_params\":");
     private static final byte[] USAGE_NO_DETAILS_TAIL = JsonBytes.ascii(",\"prompt_tokens_details\":null}");
 
     private FullResponses()
     {
+    }
+
+    /** {@code prompt_logprobs} of the choice's prompt, or null when not asked for. */
+    private static void writePromptLogprobs(final ByteBuf out, final HttpStream stream, final Choice choice)
+    {
+        if (stream.logprobs.prompt())
+        {
+            Logprobs.writePromptLogprobs(out, stream.front.vocabulary(), choice.request.promptTokenIds(),
+                Math.min(stream.logprobs.promptLogprobs(), stream.front.vocabulary().randomTokenIds().length));
+        }
+        else
+        {
+            out.writeBytes(NULL);
+        }
     }
 
     static void write(final ByteBuf out, final HttpStream stream, final String model, final int completionTokens,
@@ -77,11 +92,30 @@ final class FullResponses
                 JsonBytes.writeEscaped(out, choice.pendingBytes(), 0, choice.pendingLength());
                 out.writeBytes(TEXT_CLOSE);
             }
+            if (stream.logprobs.sampled())
+            {
+                Logprobs.writeChoiceLogprobs(out, stream.front.vocabulary(), choice, stream.chat,
+                    stream.logprobs.topLogprobs());
+            }
+            else
+            {
+                out.writeBytes(NULL);
+            }
+            out.writeBytes(FINISH_REASON);
             out.writeBytes(choice.isToolCall() ? ToolCallChunks.finishReasonJson(choice) :
                 SseChunks.finishReasonJson(choice.finishReason));
             out.writeBytes(STOP_REASON);
             SseChunks.writeStopReason(out, choice);
-            out.writeBytes(stream.chat ? CHAT_CHOICE_TAIL : COMPLETION_CHOICE_TAIL);
+            if (stream.chat)
+            {
+                out.writeBytes(CHAT_CHOICE_TAIL);
+            }
+            else
+            {
+                out.writeBytes(COMPLETION_CHOICE_TAIL);
+                writePromptLogprobs(out, stream, choice);
+                out.writeBytes(COMPLETION_CHOICE_END);
+            }
         }
         out.writeBytes(USAGE_OPEN);
         if (promptTokensDetails)
@@ -95,7 +129,16 @@ final class FullResponses
             out.writerIndex(out.writerIndex() - 1);
             out.writeBytes(USAGE_NO_DETAILS_TAIL);
         }
-        out.writeBytes(stream.chat ? CHAT_TAIL : COMPLETION_TAIL);
+        if (stream.chat)
+        {
+            out.writeBytes(CHAT_PROMPT_LOGPROBS);
+            writePromptLogprobs(out, stream, stream.choices[0]);
+            out.writeBytes(CHAT_TAIL);
+        }
+        else
+        {
+            out.writeBytes(COMPLETION_TAIL);
+        }
         final dev.tapedeck.engine.KvTransferParams kvTransferResult = stream.choices[0].request.kvTransferResult();
         if (null == kvTransferResult)
         {

@@ -66,6 +66,14 @@ final class HttpFront implements OutputSink
         return options;
     }
 
+    /**
+     * @return token bytes of the served tokenizer.
+     */
+    TokenVocabulary vocabulary()
+    {
+        return vocabulary;
+    }
+
     EventLoop loop()
     {
         return loop;
@@ -168,6 +176,10 @@ final class HttpFront implements OutputSink
             return false;
         }
         final boolean stop = choice.appendToken(vocabulary.bytes(tokenId));
+        if (choice.stream.logprobs.sampled())
+        {
+            choice.recordLogprobToken(tokenId);
+        }
         choice.stream.addToken(request.lastTokenNs());
         return stop;
     }

@@ -47,6 +47,8 @@ final class HttpStream
     private final boolean includeUsage;
     private final boolean continuousUsage;
     private final boolean promptTokensDetails;
+    /** What log-probabilities the request asked for. */
+    final Logprobs.Request logprobs;
     final boolean keepAlive;
     /** The request's HTTP version: an HTTP/1.0 client gets HTTP/1.0 answers, a stream unchunked to the close. */
     private final HttpVersion version;
@@ -99,6 +101,7 @@ final class HttpStream
         this.includeUsage = request.includeUsage;
         this.continuousUsage = request.continuousUsageStats;
         this.promptTokensDetails = front.options().enablePromptTokensDetails();
+        this.logprobs = request.logprobs;
         this.version = version;
         // HTTP/1.0 has no chunking: a stream's length is told by closing the connection
         this.keepAlive = keepAlive && !(request.stream && HttpVersion.HTTP_1_0.equals(version));
@@ -348,7 +351,7 @@ final class HttpStream
             return;
         }
         final int length = choice.emittableLength();
-        if (0 == length && !choice.finished)
+        if (0 == length && !choice.finished && 0 == choice.logprobTokenCount())
         {
             return;
         }
@@ -364,7 +367,8 @@ final class HttpStream
         else
         {
             final FinishReason reason = choice.finished ? choice.finishReason : null;
-            SseChunks.writeDeltaChunk(frame, chunkHead, chat, choice, length, reason, promptTokens, continuousUsage);
+            SseChunks.writeDeltaChunk(frame, chunkHead, chat, choice, length, reason, promptTokens, continuousUsage,
+                logprobs.sampled() ? front.vocabulary() : null, logprobs.topLogprobs());
         }
         choice.consume(length);
         if (choice.finished)

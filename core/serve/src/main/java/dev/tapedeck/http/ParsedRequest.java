@@ -47,6 +47,8 @@ final class ParsedRequest
     boolean afterToolResult;
     /** {@code response_format}, {@code structured_outputs} or {@code guided_*}, or null for free text. */
     dev.tapedeck.structured.OutputConstraint constraint;
+    /** {@code logprobs}, {@code top_logprobs}, {@code prompt_logprobs}. */
+    Logprobs.Request logprobs = Logprobs.Request.NONE;
     /** {@code kv_transfer_params} (P/D disaggregation), or null. */
     dev.tapedeck.engine.KvTransferParams kvTransferParams;
 }

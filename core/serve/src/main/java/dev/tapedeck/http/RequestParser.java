@@ -184,6 +184,7 @@ final class RequestParser
                 "both.", "structured_outputs");
         }
         rejectUnsupported(root);
+        request.logprobs = logprobs(root, endpoint, request.stream);
         LaxFields.checkSampling(root);
         checkRanges(request, requestedMax);
         return request;
@@ -276,14 +277,55 @@ final class RequestParser
         }
     }
 
+    /**
+     * Chat's {@code logprobs} (a boolean) and {@code top_logprobs}, completions' {@code logprobs} (an int), and
+     * {@code prompt_logprobs}, with vLLM's checks; -1 stands for the whole vocabulary (checked against
+     * {@code --max-logprobs} at admission).
+     */
+    private static Logprobs.Request logprobs(final JsonNode root, final ParsedRequest.Endpoint endpoint,
+        final boolean stream)
+    {
+        int top = -1;
+        if (ParsedRequest.Endpoint.CHAT == endpoint)
+        {
+            final boolean wanted = LaxFields.optionalBool(root, "logprobs", false);
+            final Integer topLogprobs = LaxFields.optionalInt(root, "top_logprobs");
+            if (null != topLogprobs && topLogprobs < 0 && topLogprobs != -1)
+            {
+                throw ApiException.badRequest("`top_logprobs` must be a positive value or -1.", "top_logprobs");
+            }
+            if (null != topLogprobs && topLogprobs != 0 && !wanted)
+            {
+                throw ApiException.badRequest("when using `top_logprobs`, `logprobs` must be set to true.",
+                    "top_logprobs");
+            }
+            top = wanted ? null == topLogprobs ? 0 : topLogprobs == -1 ? Integer.MAX_VALUE : topLogprobs : -1;
+        }
+        else
+        {
+            final Integer logprobs = LaxFields.optionalInt(root, "logprobs");
+            if (null != logprobs && logprobs < 0 && logprobs != -1)
+            {
+                throw ApiException.badRequest("`logprobs` must be a positive value or -1.", "logprobs");
+            }
+            top = null == logprobs ? -1 : logprobs == -1 ? Integer.MAX_VALUE : logprobs;
+        }
+        final Integer prompt = LaxFields.optionalInt(root, "prompt_logprobs");
+        if (null != prompt && prompt < 0 && prompt != -1)
+        {
+            throw ApiException.badRequest("`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs");
+        }
+        if (null != prompt && stream)
+        {
+            throw ApiException.badRequest("`prompt_logprobs` are not available when `stream=True`.",
+                "prompt_logprobs");
+        }
+        final int promptTop = null == prompt ? -1 : prompt == -1 ? Integer.MAX_VALUE : prompt;
+        return top < 0 && promptTop < 0 ? Logprobs.Request.NONE : new Logprobs.Request(top, promptTop);
+    }
+
     private static void rejectUnsupported(final JsonNode root)
     {
-        final JsonNode logprobs = root.get("logprobs");
-        if (null != logprobs && (logprobs.asBoolean(false) || (logprobs.isNumber() && logprobs.asInt() > 0)))
-        {
-            throw ApiException.badRequest("logprobs are not simulated by tapedeck; send the request without them",
-                "logprobs");
-        }
         final JsonNode beam = root.get("use_beam_search");
         if (null != beam && beam.asBoolean(false))
         {

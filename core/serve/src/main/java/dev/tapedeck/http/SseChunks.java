@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 
 import dev.tapedeck.engine.FinishReason;
 import dev.tapedeck.net.JsonBytes;
+import dev.tapedeck.tokens.TokenVocabulary;
 
 /**
  * Byte templates and writers for vLLM's streaming chunks, written straight into a {@link ByteBuf} (no strings, no
@@ -29,9 +30,10 @@ final class SseChunks
     private static final byte[] ROLE_CLOSE = JsonBytes.ascii("],\"prompt_token_ids\":null}");
     private static final byte[] PROMPT_TOKEN_IDS_CLOSE = JsonBytes.ascii(",\"prompt_token_ids\":null}");
     private static final byte[] CHAT_DELTA_OPEN = JsonBytes.ascii(",\"delta\":{\"content\":\"");
-    private static final byte[] CHAT_DELTA_CLOSE = JsonBytes.ascii("\"},\"logprobs\":null,\"finish_reason\":");
+    private static final byte[] CHAT_DELTA_CLOSE = JsonBytes.ascii("\"},\"logprobs\":");
     private static final byte[] TEXT_OPEN = JsonBytes.ascii(",\"text\":\"");
-    private static final byte[] TEXT_CLOSE = JsonBytes.ascii("\",\"logprobs\":null,\"finish_reason\":");
+    private static final byte[] TEXT_CLOSE = JsonBytes.ascii("\",\"logprobs\":");
+    private static final byte[] FINISH_REASON = JsonBytes.ascii(",\"finish_reason\":");
     private static final byte[] NULL = JsonBytes.ascii("null");
     private static final byte[] STOP_REASON = JsonBytes.ascii(",\"stop_reason\":");
     private static final byte[] CHAT_TAIL = JsonBytes.ascii(",\"token_ids\":null}");
@@ -77,6 +79,9 @@ final class SseChunks
 
     /**
      * One choice's delta: a token chunk, or the final chunk when {@code finishReason} is not null.
+     *
+     * @param logprobsVocabulary with logprobs asked for, the vocabulary that spells their tokens; else null.
+     * @param topLogprobs alternatives per token.
      */
     static void writeDeltaChunk(
         final ByteBuf out,
@@ -86,7 +91,9 @@ final class SseChunks
         final int textLength,
         final FinishReason finishReason,
         final int promptTokens,
-        final boolean continuousUsage)
+        final boolean continuousUsage,
+        final TokenVocabulary logprobsVocabulary,
+        final int topLogprobs)
     {
         out.writeBytes(head);
         out.writeBytes(INDEX);
@@ -94,6 +101,15 @@ final class SseChunks
         out.writeBytes(chat ? CHAT_DELTA_OPEN : TEXT_OPEN);
         JsonBytes.writeEscaped(out, choice.pendingBytes(), 0, textLength);
         out.writeBytes(chat ? CHAT_DELTA_CLOSE : TEXT_CLOSE);
+        if (null == logprobsVocabulary)
+        {
+            out.writeBytes(NULL);
+        }
+        else
+        {
+            Logprobs.writeChoiceLogprobs(out, logprobsVocabulary, choice, chat, topLogprobs);
+        }
+        out.writeBytes(FINISH_REASON);
         if (null == finishReason)
         {
             out.writeBytes(NULL);

@@ -109,8 +109,8 @@ class ErrorResponsesTest
                 "Bad Request", "body.prompt");
             assertError(exchange(serve, client, EmbeddedServe.post(CHAT, HI + ",\"n\":0}")), 400, "BadRequestError",
                 "n");
-            assertError(exchange(serve, client, EmbeddedServe.post(CHAT, HI + ",\"logprobs\":true}")), 400,
-                "BadRequestError", "logprobs");
+            assertError(exchange(serve, client, EmbeddedServe.post(CHAT, HI + ",\"top_logprobs\":3}")), 400,
+                "BadRequestError", "top_logprobs");
             assertEquals(0, serve.engine0().stepCount(), "nothing reached the engine");
             assertUsable(serve, client);
         }

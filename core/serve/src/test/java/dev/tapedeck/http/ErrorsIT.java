@@ -145,7 +145,7 @@ class ErrorsIT
             "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream_options\":{\"include_usage\":true}}"),
             400, "BadRequestError", "stream_options");
         assertError(server.post("/v1/chat/completions",
-            "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true}"),
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true,\"top_logprobs\":99}"),
             400, "BadRequestError", "logprobs");
         assertError(server.post("/v1/completions", "{\"prompt\":[1,2,999999999]}"), 400, "BadRequestError",
             "prompt");

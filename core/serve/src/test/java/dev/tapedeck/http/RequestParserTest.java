@@ -414,11 +414,26 @@ class RequestParserTest
     @Test
     void shouldRejectFeaturesTapedeckDoesNotSimulate()
     {
-        chatError("{" + USER_HI + ",\"logprobs\":true}", BAD_REQUEST, "logprobs");
-        completionsError("{\"prompt\":\"x\",\"logprobs\":2}", BAD_REQUEST, "logprobs");
         chatError("{" + USER_HI + ",\"use_beam_search\":true}", BAD_REQUEST, "use_beam_search");
         assertEquals(1, chat("{" + USER_HI + ",\"logprobs\":false,\"use_beam_search\":false}").n);
-        assertEquals(16, completions("{\"prompt\":\"x\",\"logprobs\":0}").maxTokens, "logprobs=0 asks for none");
+    }
+
+    @Test
+    void shouldReadLogprobsAsVllmDoes()
+    {
+        assertEquals(new Logprobs.Request(0, -1), chat("{" + USER_HI + ",\"logprobs\":true}").logprobs);
+        assertEquals(new Logprobs.Request(4, -1), chat("{" + USER_HI + ",\"logprobs\":true,\"top_logprobs\":4}")
+            .logprobs);
+        assertEquals(Logprobs.Request.NONE, chat("{" + USER_HI + ",\"logprobs\":false,\"top_logprobs\":0}")
+            .logprobs, "top_logprobs 0 without logprobs is allowed and asks for none");
+        assertEquals(new Logprobs.Request(2, 1), completions("{\"prompt\":\"x\",\"logprobs\":2," +
+            "\"prompt_logprobs\":1}").logprobs);
+        assertEquals(new Logprobs.Request(0, -1), completions("{\"prompt\":\"x\",\"logprobs\":0}").logprobs,
+            "logprobs 0: the emitted token's only");
+        chatError("{" + USER_HI + ",\"top_logprobs\":1}", BAD_REQUEST, "top_logprobs");
+        completionsError("{\"prompt\":\"x\",\"logprobs\":-2}", BAD_REQUEST, "logprobs");
+        completionsError("{\"prompt\":\"x\",\"stream\":true,\"prompt_logprobs\":1}", BAD_REQUEST,
+            "prompt_logprobs");
     }
 
     @Test

@@ -67,7 +67,7 @@ public class SseChunkBenchmark
         next = next + 1 == TOKENS.length ? 0 : next + 1;
         out.clear();
         final int length = chat.emittableLength();
-        SseChunks.writeDeltaChunk(out, head, true, chat, length, null, 9, false);
+        SseChunks.writeDeltaChunk(out, head, true, chat, length, null, 9, false, null, 0);
         chat.consume(length);
         return out.readableBytes();
     }
