@@ -35,10 +35,13 @@ final class Choice
     int consumedBytes;
     /** A streamed tool call was announced (its id and name sent). */
     boolean callAnnounced;
-    /** With logprobs: the generated token ids whose logprobs are not yet written, and the first one's position. */
-    private int[] logprobTokenIds;
-    private int logprobTokenCount;
-    private int logprobFirstPosition;
+    /**
+     * With logprobs or token-id output: the generated token ids not yet written, and the first one's output
+     * position.
+     */
+    private int[] keptTokenIds;
+    private int tokenIdCount;
+    private int firstTokenPosition;
     /** With completions' logprobs: characters of the token strings written so far ({@code text_offset}). */
     int textOffset;
 
@@ -171,46 +174,46 @@ final class Choice
     }
 
     /**
-     * Keep a generated token for its logprobs (only when the request asked for them).
+     * Keep a generated token for its logprobs or its id (only when the response writes them).
      */
-    void recordLogprobToken(final int tokenId)
+    void recordTokenId(final int tokenId)
     {
-        if (null == logprobTokenIds)
+        if (null == keptTokenIds)
         {
-            logprobTokenIds = new int[16];
+            keptTokenIds = new int[16];
         }
-        else if (logprobTokenCount == logprobTokenIds.length)
+        else if (tokenIdCount == keptTokenIds.length)
         {
-            logprobTokenIds = Arrays.copyOf(logprobTokenIds, logprobTokenCount * 2);
+            keptTokenIds = Arrays.copyOf(keptTokenIds, tokenIdCount * 2);
         }
-        logprobTokenIds[logprobTokenCount++] = tokenId;
+        keptTokenIds[tokenIdCount++] = tokenId;
     }
 
-    int logprobTokenCount()
+    int tokenIdCount()
     {
-        return logprobTokenCount;
+        return tokenIdCount;
     }
 
-    int logprobTokenId(final int i)
+    int tokenId(final int i)
     {
-        return logprobTokenIds[i];
+        return keptTokenIds[i];
     }
 
     /**
      * @return the output position of the first kept token.
      */
-    int logprobFirstPosition()
+    int firstTokenPosition()
     {
-        return logprobFirstPosition;
+        return firstTokenPosition;
     }
 
     /**
-     * The kept tokens' logprobs were written.
+     * The kept tokens were written.
      */
-    void logprobsWritten()
+    void tokenIdsWritten()
     {
-        logprobFirstPosition += logprobTokenCount;
-        logprobTokenCount = 0;
+        firstTokenPosition += tokenIdCount;
+        tokenIdCount = 0;
     }
 
     /**

@@ -211,7 +211,13 @@ final class CompletionAdmission
                 "The server is at capacity: the waiting queue is full (max-waiting-queue-length=" +
                 engine.config().maxWaitingQueueLength() + "). Retry later.", null);
         }
-        final String prefix = ParsedRequest.Endpoint.CHAT == endpoint ? "chatcmpl-" : "cmpl-";
+        final String prefix = switch (endpoint)
+        {
+            case COMPLETIONS -> "cmpl-";
+            case GENERATE -> "generate-tokens-";
+            case RESPONSES -> "resp_";
+            default -> "chatcmpl-";
+        };
         final String headerId = http.headers().get("X-Request-Id");
         final String responseId = prefix + (null != headerId ? headerId :
             null != request.requestId ? request.requestId : instance.randomHexId());
@@ -297,7 +303,7 @@ final class CompletionAdmission
     List<int[]> tokenize(final ParsedRequest request)
     {
         final List<int[]> prompts = new ArrayList<>(1);
-        if (ParsedRequest.Endpoint.CHAT == request.endpoint)
+        if (ParsedRequest.Endpoint.CHAT == request.endpoint.form())
         {
             prompts.add(instance.tokenizer().encode(instance.options().chatTemplate().render(request.messages)));
             return prompts;
@@ -365,7 +371,7 @@ final class CompletionAdmission
 
     private int[] echoTokens(final ParsedRequest request, final List<int[]> prompts)
     {
-        if (ParsedRequest.Endpoint.CHAT == request.endpoint)
+        if (ParsedRequest.Endpoint.CHAT == request.endpoint.form())
         {
             final ChatTemplate.Message last = request.messages.get(request.messages.size() - 1);
             final int[] ids = instance.tokenizer().encode(last.content());

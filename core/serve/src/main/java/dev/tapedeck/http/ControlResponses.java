@@ -56,6 +56,20 @@ final class ControlResponses
         return error(ex.status(), ex.type(), ex.getMessage(), ex.param());
     }
 
+    /**
+     * An error of {@code /v1/messages}, as vLLM's Anthropic handler answers: {@code {"type":"error","error":{"type":
+     * <vLLM's type>,"message":..}}}, except body validation errors, which FastAPI's handler answers in OpenAI's shape.
+     */
+    static FullHttpResponse error(final ApiException ex, final ParsedRequest.Endpoint endpoint)
+    {
+        if (ParsedRequest.Endpoint.MESSAGES != endpoint || "Bad Request".equals(ex.type()))
+        {
+            return error(ex);
+        }
+        return json(ex.status(), "{\"type\":\"error\",\"error\":{\"type\":" + JsonBytes.quote(ex.type()) +
+            ",\"message\":" + JsonBytes.quote(ex.getMessage()) + "}}");
+    }
+
     /** FastAPI's answer for unknown routes and methods: {@code {"detail":"Not Found"}}. */
     static FullHttpResponse detail(final HttpResponseStatus status)
     {

@@ -176,9 +176,9 @@ final class HttpFront implements OutputSink
             return false;
         }
         final boolean stop = choice.appendToken(vocabulary.bytes(tokenId));
-        if (choice.stream.logprobs.sampled())
+        if (choice.stream.keepsTokenIds)
         {
-            choice.recordLogprobToken(tokenId);
+            choice.recordTokenId(tokenId);
         }
         choice.stream.addToken(request.lastTokenNs());
         return stop;

@@ -49,6 +49,10 @@ final class HttpStream
     private final boolean promptTokensDetails;
     /** What log-probabilities the request asked for. */
     final Logprobs.Request logprobs;
+    /** Generated token ids are kept for the writer (logprobs, the generate API). */
+    final boolean keepsTokenIds;
+    /** The Responses, Messages or generate API's shape, or null for chat and completions. */
+    private final ResponseShape shape;
     final boolean keepAlive;
     /** The request's HTTP version: an HTTP/1.0 client gets HTTP/1.0 answers, a stream unchunked to the close. */
     private final HttpVersion version;
@@ -102,6 +106,7 @@ final class HttpStream
         this.continuousUsage = request.continuousUsageStats;
         this.promptTokensDetails = front.options().enablePromptTokensDetails();
         this.logprobs = request.logprobs;
+        this.keepsTokenIds = request.logprobs.sampled() || ParsedRequest.Endpoint.GENERATE == request.endpoint;
         this.version = version;
         // HTTP/1.0 has no chunking: a stream's length is told by closing the connection
         this.keepAlive = keepAlive && !(request.stream && HttpVersion.HTTP_1_0.equals(version));
@@ -110,6 +115,7 @@ final class HttpStream
         this.modelName = null != request.responseModel ? request.responseModel :
             front.options().modelNameForResponses();
         this.chunkHead = streaming ? chunkHead(modelName) : null;
+        this.shape = ResponseShape.of(request.endpoint, this);
     }
 
     private byte[] chunkHead(final String model)
@@ -298,12 +304,19 @@ final class HttpStream
     {
         final ByteBuf frame = ctx.alloc().buffer(512);
         frame.writerIndex(FRAME_HEADER_RESERVE);
-        for (final Choice choice : choices)
-        {
-            writeChoiceEvents(frame, choice);
-        }
         final boolean finishedAll = 0 == unfinished;
-        if (finishedAll)
+        if (null != shape)
+        {
+            shape.writeEvents(frame, finishedAll);
+        }
+        else
+        {
+            for (final Choice choice : choices)
+            {
+                writeChoiceEvents(frame, choice);
+            }
+        }
+        if (finishedAll && null == shape)
         {
             if (includeUsage)
             {
@@ -351,7 +364,7 @@ final class HttpStream
             return;
         }
         final int length = choice.emittableLength();
-        if (0 == length && !choice.finished && 0 == choice.logprobTokenCount())
+        if (0 == length && !choice.finished && 0 == choice.tokenIdCount())
         {
             return;
         }
@@ -440,7 +453,7 @@ final class HttpStream
         return total;
     }
 
-    private int completionTokens()
+    int completionTokens()
     {
         int total = 0;
         for (final Choice choice : choices)
@@ -453,8 +466,14 @@ final class HttpStream
     private void writeFullResponse()
     {
         final ByteBuf body = ctx.alloc().buffer(1024);
-        FullResponses.write(body, this, modelName, completionTokens(),
-            promptTokensDetails);
+        if (null != shape)
+        {
+            shape.writeFull(body);
+        }
+        else
+        {
+            FullResponses.write(body, this, modelName, completionTokens(), promptTokensDetails);
+        }
         final FullHttpResponse response = new DefaultFullHttpResponse(version, HttpResponseStatus.OK, body);
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
         response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
@@ -475,6 +494,30 @@ final class HttpStream
     {
         done = true;
         owner.onResponseComplete(this);
+    }
+
+    /**
+     * @return the model name responses report.
+     */
+    String modelName()
+    {
+        return modelName;
+    }
+
+    /**
+     * @return true when the stream ends with a usage chunk ({@code stream_options.include_usage}).
+     */
+    boolean includeUsage()
+    {
+        return includeUsage;
+    }
+
+    /**
+     * @return the served context length.
+     */
+    int maxModelLen()
+    {
+        return front.engine().config().maxModelLen();
     }
 
     boolean isDone()

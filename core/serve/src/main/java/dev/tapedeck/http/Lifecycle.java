@@ -93,6 +93,10 @@ final class Lifecycle
      * @return true if the request must wait: any request but {@code /health/ready} while starting, a generation
      *     request while the scheduler is paused; never once the instance shuts down.
      */
+    /** The routes that run the engine, held while it sleeps. */
+    static final java.util.Set<String> GENERATION_PATHS = java.util.Set.of("/v1/completions", "/v1/chat/completions",
+        "/v1/responses", "/v1/messages", "/inference/v1/generate");
+
     boolean holds(final String path)
     {
         if (instance.isShuttingDown())
@@ -103,7 +107,7 @@ final class Lifecycle
         {
             return !"/health/ready".equals(path);
         }
-        return sleep.schedulerPaused() && ("/v1/completions".equals(path) || "/v1/chat/completions".equals(path));
+        return sleep.schedulerPaused() && GENERATION_PATHS.contains(path);
     }
 
     /**

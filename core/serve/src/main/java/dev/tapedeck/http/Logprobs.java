@@ -190,7 +190,7 @@ final class Logprobs
     }
 
     /**
-     * The {@code logprobs} object of a choice's tokens kept since the last write ({@link Choice#recordLogprobToken}):
+     * The {@code logprobs} object of a choice's tokens kept since the last write ({@link Choice#recordTokenId}):
      * chat {@code {"content":[..]}}, completions {@code {"text_offset":[..],"token_logprobs":[..],"tokens":[..],
      * "top_logprobs":[..]}}; the tokens are then dropped.
      *
@@ -199,8 +199,8 @@ final class Logprobs
     static void writeChoiceLogprobs(final ByteBuf out, final TokenVocabulary vocabulary, final Choice choice,
         final boolean chat, final int top)
     {
-        final int count = choice.logprobTokenCount();
-        final int first = choice.logprobFirstPosition();
+        final int count = choice.tokenIdCount();
+        final int first = choice.firstTokenPosition();
         final int alternatives = Math.min(top, vocabulary.randomTokenIds().length);
         if (chat)
         {
@@ -211,7 +211,7 @@ final class Logprobs
                 {
                     out.writeByte(',');
                 }
-                writeChatEntry(out, vocabulary, choice.logprobTokenId(i), first + i, alternatives);
+                writeChatEntry(out, vocabulary, choice.tokenId(i), first + i, alternatives);
             }
             out.writeCharSequence("]}", US_ASCII);
         }
@@ -225,7 +225,7 @@ final class Logprobs
                     out.writeByte(',');
                 }
                 JsonBytes.writeLong(out, choice.textOffset);
-                choice.textOffset += codePoints(tokenBytes(vocabulary, choice.logprobTokenId(i)));
+                choice.textOffset += codePoints(tokenBytes(vocabulary, choice.tokenId(i)));
             }
             out.writeCharSequence("],\"token_logprobs\":[", US_ASCII);
             for (int i = 0; i < count; i++)
@@ -234,7 +234,7 @@ final class Logprobs
                 {
                     out.writeByte(',');
                 }
-                writeMicros(out, logprobMicros(choice.logprobTokenId(i), first + i, 1));
+                writeMicros(out, logprobMicros(choice.tokenId(i), first + i, 1));
             }
             out.writeCharSequence("],\"tokens\":[", US_ASCII);
             for (int i = 0; i < count; i++)
@@ -243,7 +243,7 @@ final class Logprobs
                 {
                     out.writeByte(',');
                 }
-                writeTokenString(out, vocabulary, choice.logprobTokenId(i));
+                writeTokenString(out, vocabulary, choice.tokenId(i));
             }
             out.writeCharSequence("],\"top_logprobs\":[", US_ASCII);
             for (int i = 0; i < count; i++)
@@ -252,11 +252,11 @@ final class Logprobs
                 {
                     out.writeByte(',');
                 }
-                writeCompletionTop(out, vocabulary, choice.logprobTokenId(i), first + i, Math.max(1, alternatives));
+                writeCompletionTop(out, vocabulary, choice.tokenId(i), first + i, Math.max(1, alternatives));
             }
             out.writeCharSequence("]}", US_ASCII);
         }
-        choice.logprobsWritten();
+        choice.tokenIdsWritten();
     }
 
     /** {@code {"<token>":logprob,..}}: the emitted token and its alternatives, as completions list them. */

@@ -140,6 +140,15 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             case "/v1/completions":
                 generate(request, method, ParsedRequest.Endpoint.COMPLETIONS, keepAlive);
                 break;
+            case "/v1/responses":
+                generate(request, method, ParsedRequest.Endpoint.RESPONSES, keepAlive);
+                break;
+            case "/v1/messages":
+                generate(request, method, ParsedRequest.Endpoint.MESSAGES, keepAlive);
+                break;
+            case "/inference/v1/generate":
+                generate(request, method, ParsedRequest.Endpoint.GENERATE, keepAlive);
+                break;
             case "/health":
             case "/health/ready":
                 // /health/ready is llm-d-inference-sim's: 503 also while starting
@@ -389,7 +398,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         }
         catch (final ApiException ex)
         {
-            respond(ControlResponses.error(ex), keepAlive);
+            respond(ControlResponses.error(ex, endpoint), keepAlive);
             return;
         }
         active = stream;
@@ -494,7 +503,15 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     @Override
     public void exceptionCaught(final ChannelHandlerContext context, final Throwable cause)
     {
-        LOG.log(System.Logger.Level.DEBUG, "closing connection after error: {0}", cause.toString());
+        if (cause instanceof java.io.IOException)
+        {
+            LOG.log(System.Logger.Level.DEBUG, "closing connection after error: {0}", cause.toString());
+        }
+        else
+        {
+            // not the peer's doing: a defect here, to be seen
+            LOG.log(System.Logger.Level.WARNING, "closing connection after an unexpected error", cause);
+        }
         context.close();
     }
 }

@@ -13,7 +13,24 @@ final class ParsedRequest
 {
     enum Endpoint
     {
-        CHAT, COMPLETIONS
+        /** {@code /v1/chat/completions}. */
+        CHAT,
+        /** {@code /v1/completions}. */
+        COMPLETIONS,
+        /** {@code /v1/responses}: read as a chat request. */
+        RESPONSES,
+        /** {@code /v1/messages} (Anthropic's API): read as a chat request. */
+        MESSAGES,
+        /** {@code /inference/v1/generate} (token ids in and out): read as a completions request. */
+        GENERATE;
+
+        /**
+         * @return the request this endpoint's body is read as: chat or completions.
+         */
+        Endpoint form()
+        {
+            return COMPLETIONS == this || GENERATE == this ? COMPLETIONS : CHAT;
+        }
     }
 
     Endpoint endpoint;

@@ -93,10 +93,10 @@ final class RequestParser
 
     ParsedRequest parse(final InputStream body, final ParsedRequest.Endpoint endpoint)
     {
-        final JsonNode root;
+        final JsonNode sent;
         try
         {
-            root = mapper.readTree(body);
+            sent = mapper.readTree(body);
         }
         catch (final JsonProcessingException ex)
         {
@@ -110,18 +110,21 @@ final class RequestParser
         {
             throw ApiException.validation("could not read the request body: " + ex.getMessage(), "body");
         }
-        if (null == root || !root.isObject())
+        if (null == sent || !sent.isObject())
         {
             throw ApiException.validation(typeError("model_attributes_type", "", "Input should be a valid " +
                 "dictionary or object to extract fields from"), "body");
         }
+        // the Responses, Messages and generate APIs are read as the chat or completions request they stand for
+        final JsonNode root = ApiTranslation.toOpenAi(sent, endpoint);
+        final ParsedRequest.Endpoint form = endpoint.form();
         final ParsedRequest request = new ParsedRequest();
         request.endpoint = endpoint;
         request.model = optionalString(root, "model");
         request.requestId = optionalString(root, "request_id");
         // range-checked as the client sent it: -1 is also Request.UNSET, which would pass for "no limit"
         final Integer requestedMax;
-        if (ParsedRequest.Endpoint.CHAT == endpoint)
+        if (ParsedRequest.Endpoint.CHAT == form)
         {
             request.messages = messages(root);
             request.toolCalling = StructuredFields.toolCalling(root);
@@ -184,7 +187,7 @@ final class RequestParser
                 "both.", "structured_outputs");
         }
         rejectUnsupported(root);
-        request.logprobs = logprobs(root, endpoint, request.stream);
+        request.logprobs = logprobs(root, form, request.stream);
         LaxFields.checkSampling(root);
         checkRanges(request, requestedMax);
         return request;
@@ -433,7 +436,7 @@ final class RequestParser
             {
                 text.append('\n');
             }
-            if ("text".equals(type) || "input_text".equals(type))
+            if ("text".equals(type) || "input_text".equals(type) || "output_text".equals(type))
             {
                 text.append(part.path("text").asText(""));
             }
