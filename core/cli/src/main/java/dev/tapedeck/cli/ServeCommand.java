@@ -23,6 +23,8 @@ import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.serve.Serve;
 import dev.tapedeck.serve.ServeContext;
 import dev.tapedeck.tokens.ChatTemplate;
+import dev.tapedeck.tokens.JinjaChatTemplate;
+import dev.tapedeck.tokens.PromptTemplate;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -81,8 +83,10 @@ public final class ServeCommand implements Callable<Integer>
         description = "Output tokens: random text-like tokens, or echo of the prompt (default: ${DEFAULT-VALUE}).")
     ServeOptions.Mode mode;
 
-    @CommandLine.Option(names = "--chat-template", defaultValue = "chatml", paramLabel = "chatml|llama3|plain",
-        description = "How chat messages are rendered before tokenizing (default: ${DEFAULT-VALUE}).")
+    @CommandLine.Option(names = "--chat-template", paramLabel = "chatml|llama3|plain|FILE",
+        description = "How chat messages are rendered before tokenizing: a built-in template, or the model's own " +
+            "Jinja template from FILE (a tokenizer_config.json or a .jinja file, as vLLM's flag). Default: the " +
+            "chat_template of the tokenizer_config.json beside --tokenizer, else chatml.")
     String chatTemplate;
 
     @CommandLine.Option(names = "--max-request-body-size", defaultValue = "4m", paramLabel = "SIZE",
@@ -213,7 +217,7 @@ public final class ServeCommand implements Callable<Integer>
             .model(modelName)
             .servedModelNames(names)
             .mode(mode)
-            .chatTemplate(ChatTemplate.of(chatTemplate))
+            .chatTemplate(promptTemplate())
             .maxRequestBodyBytes(compat.maxRequestBodyBytes(maxRequestBodyBytes))
             .dataParallelRank(null == compat.dataParallelRank ? -1 : compat.dataParallelRank)
             .api(compat.api())
@@ -253,6 +257,37 @@ public final class ServeCommand implements Callable<Integer>
         return new LoraSettings(enableLora, modules, maxLoraRank, null == maxCpuLoras ? 0 : maxCpuLoras);
     }
 
+    /**
+     * @return the template {@code --chat-template} names, or the one beside {@code --tokenizer}, or ChatML.
+     */
+    private PromptTemplate promptTemplate()
+    {
+        try
+        {
+            if (null == chatTemplate)
+            {
+                final PromptTemplate beside = null == engine.tokenizerFile ? null :
+                    JinjaChatTemplate.besideTokenizer(engine.tokenizerFile);
+                return null == beside ? ChatTemplate.CHATML : beside;
+            }
+            if (List.of("chatml", "llama3", "plain").contains(chatTemplate.toLowerCase(java.util.Locale.ROOT)))
+            {
+                return ChatTemplate.of(chatTemplate);
+            }
+            final Path file = Path.of(chatTemplate);
+            if (!java.nio.file.Files.isRegularFile(file))
+            {
+                throw new IllegalArgumentException("--chat-template " + chatTemplate + ": neither chatml, llama3, " +
+                    "plain nor a file");
+            }
+            return JinjaChatTemplate.read(file);
+        }
+        catch (final java.io.IOException ex)
+        {
+            throw new IllegalArgumentException("--chat-template: cannot read " + ex.getMessage(), ex);
+        }
+    }
+
     @Override
     public Integer call() throws Exception
     {
@@ -270,11 +305,12 @@ public final class ServeCommand implements Callable<Integer>
         final TraceRecorder recorder = started.traceRecorder();
         final EngineConfig first = started.engineConfigs().get(0);
         onSignal("in-flight", context.shutdownTimeoutNs(), started::shutdown, recorder, context.capture().traceOut());
-        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; {4}; {5}; " +
-            "{6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
+        LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; chat template: {10}; " +
+            "{4}; {5}; {6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
             TapedeckVersion.version(), options.modelNameForResponses(), urls(started.baseUrls()), tokenizer.name(),
             first.latencyModel().describe(), options.transport().cliName(), context.dataParallelSize(),
-            first.kvCacheBlocks(), first.blockSize(), (System.nanoTime() - startNs) / 1_000_000);
+            first.kvCacheBlocks(), first.blockSize(), (System.nanoTime() - startNs) / 1_000_000,
+            options.chatTemplate().displayName());
         if (options.lora().enabled())
         {
             LOG.log(System.Logger.Level.INFO, "LoRA: adapters {0}, max-loras {1}, max-lora-rank {2}",

@@ -305,7 +305,16 @@ final class CompletionAdmission
         final List<int[]> prompts = new ArrayList<>(1);
         if (ParsedRequest.Endpoint.CHAT == request.endpoint.form())
         {
-            prompts.add(instance.tokenizer().encode(instance.options().chatTemplate().render(request.messages)));
+            final String prompt;
+            try
+            {
+                prompt = instance.options().chatTemplate().render(request.messages, request.tools);
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                throw ApiException.badRequest(ex.getMessage(), "messages");
+            }
+            prompts.add(instance.tokenizer().encode(prompt));
             return prompts;
         }
         final int vocabularySize = instance.tokenizer().vocabulary().size();

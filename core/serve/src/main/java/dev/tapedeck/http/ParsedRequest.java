@@ -37,6 +37,8 @@ final class ParsedRequest
     String model;
     String requestId;
     List<ChatTemplate.Message> messages;
+    /** Chat's {@code tools} as sent, for the chat template; empty for none. */
+    List<java.util.Map<String, Object>> tools = List.of();
     /** Completions prompts: each a {@code String} or an {@code int[]} of token ids. */
     List<Object> prompts;
     boolean stream;

@@ -131,7 +131,7 @@ final class RequestParser
             request.afterToolResult = "tool".equals(request.messages.get(request.messages.size() - 1).role());
             if (null != request.toolCalling)
             {
-                request.messages = withTools(request.messages, request.toolCalling.promptText());
+                request.tools = StructuredFields.toolMaps(root);
             }
             final Integer maxCompletion = LaxFields.optionalInt(root, "max_completion_tokens");
             final Integer max = LaxFields.optionalInt(root, "max_tokens");
@@ -366,51 +366,10 @@ final class RequestParser
             {
                 throw ApiException.validation(missing("messages', " + i + ", 'role"), "body.messages." + i + ".role");
             }
-            out.add(new ChatTemplate.Message(role.asText(), content(message.get("content"), i) +
-                toolCalls(message.get("tool_calls"))));
+            out.add(new ChatTemplate.Message(role.asText(), content(message.get("content"), i),
+                StructuredFields.earlierToolCalls(message.get("tool_calls")), optionalString(message, "tool_call_id")));
         }
         return out;
-    }
-
-    /**
-     * The tools' description at the start of the system message (a new system message when there is none), where
-     * the built-in templates put it.
-     */
-    private static List<ChatTemplate.Message> withTools(final List<ChatTemplate.Message> messages,
-        final String toolsText)
-    {
-        final List<ChatTemplate.Message> out = new ArrayList<>(messages.size() + 1);
-        final ChatTemplate.Message first = messages.get(0);
-        if ("system".equals(first.role()))
-        {
-            out.add(new ChatTemplate.Message("system", first.content() + "\n\n" + toolsText));
-            out.addAll(messages.subList(1, messages.size()));
-        }
-        else
-        {
-            out.add(new ChatTemplate.Message("system", toolsText));
-            out.addAll(messages);
-        }
-        return out;
-    }
-
-    /**
-     * An assistant message's earlier tool calls, as the model wrote them (Hermes tags), so they count in the prompt.
-     */
-    private static String toolCalls(final JsonNode calls)
-    {
-        if (null == calls || !calls.isArray() || calls.isEmpty())
-        {
-            return "";
-        }
-        final StringBuilder out = new StringBuilder();
-        for (final JsonNode call : calls)
-        {
-            final JsonNode function = call.path("function");
-            out.append("\n<tool_call>\n{\"name\": ").append(function.path("name").toString())
-                .append(", \"arguments\": ").append(function.path("arguments").asText("{}")).append("}\n</tool_call>");
-        }
-        return out.toString();
     }
 
     private static String content(final JsonNode content, final int index)

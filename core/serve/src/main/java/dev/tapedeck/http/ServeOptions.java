@@ -10,7 +10,7 @@ import org.agrona.concurrent.SystemNanoClock;
 import dev.tapedeck.fault.FaultSettings;
 import dev.tapedeck.lora.LoraSettings;
 import dev.tapedeck.net.Transport;
-import dev.tapedeck.tokens.ChatTemplate;
+import dev.tapedeck.tokens.PromptTemplate;
 
 /**
  * Settings of the HTTP face (the engine's own settings are in {@code EngineConfig}). Immutable.
@@ -55,7 +55,7 @@ public record ServeOptions(
     String model,
     List<String> servedModelNames,
     Mode mode,
-    ChatTemplate chatTemplate,
+    PromptTemplate chatTemplate,
     int maxRequestBodyBytes,
     long shutdownTimeoutNs,
     boolean enablePromptTokensDetails,

@@ -112,6 +112,56 @@ final class StructuredFields
         return name.asText();
     }
 
+    /**
+     * @param root a chat request's body with tools.
+     * @return its tools as plain maps, as a chat template receives them.
+     */
+    static List<java.util.Map<String, Object>> toolMaps(final JsonNode root)
+    {
+        return MAPPER.convertValue(root.get("tools"), new com.fasterxml.jackson.core.type.TypeReference<>()
+        {
+        });
+    }
+
+    /**
+     * An assistant message's earlier {@code tool_calls} as plain maps, each call's {@code arguments} parsed from its
+     * JSON string into a map, as vLLM hands them to chat templates (left as the string when it is not JSON).
+     *
+     * @param calls the message's {@code tool_calls}, or null.
+     * @return the calls, empty for none.
+     */
+    static List<java.util.Map<String, Object>> earlierToolCalls(final JsonNode calls)
+    {
+        if (null == calls || !calls.isArray() || calls.isEmpty())
+        {
+            return List.of();
+        }
+        final List<java.util.Map<String, Object>> out = new ArrayList<>(calls.size());
+        for (final JsonNode call : calls)
+        {
+            final java.util.Map<String, Object> fields = MAPPER.convertValue(call,
+                new com.fasterxml.jackson.core.type.TypeReference<>()
+                {
+                });
+            final JsonNode arguments = call.path("function").get("arguments");
+            if (null != arguments && arguments.isTextual() && fields.get("function") instanceof java.util.Map)
+            {
+                @SuppressWarnings("unchecked")
+                final java.util.Map<String, Object> function = (java.util.Map<String, Object>)fields.get("function");
+                try
+                {
+                    function.put("arguments", MAPPER.readValue(arguments.asText(), Object.class));
+                }
+                catch (final java.io.IOException ex)
+                {
+                    // not JSON: the template gets the string
+                }
+            }
+            out.add(fields);
+        }
+        return out;
+    }
+
     private static ToolCalling.Function function(final JsonNode tool, final int index)
     {
         final JsonNode function = null == tool ? null : tool.get("function");

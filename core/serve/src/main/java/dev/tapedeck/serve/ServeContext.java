@@ -18,6 +18,7 @@ import dev.tapedeck.kvevents.KvEventsSettings;
 import dev.tapedeck.lora.LoraSettings;
 import dev.tapedeck.net.Transport;
 import dev.tapedeck.tokens.ChatTemplate;
+import dev.tapedeck.tokens.PromptTemplate;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -47,7 +48,7 @@ public final class ServeContext
     private String model = DEFAULT_MODEL;
     private List<String> servedModelNames;
     private ServeOptions.Mode mode = ServeOptions.Mode.RANDOM;
-    private ChatTemplate chatTemplate = ChatTemplate.CHATML;
+    private PromptTemplate chatTemplate = ChatTemplate.CHATML;
     private int maxRequestBodyBytes = DEFAULT_MAX_REQUEST_BODY_BYTES;
     private long shutdownTimeoutNs = DEFAULT_SHUTDOWN_TIMEOUT_NS;
     private boolean enablePromptTokensDetails;
@@ -279,7 +280,7 @@ public final class ServeContext
      * @param value how chat messages become prompt text (default chatml).
      * @return this.
      */
-    public ServeContext chatTemplate(final ChatTemplate value)
+    public ServeContext chatTemplate(final PromptTemplate value)
     {
         chatTemplate = value;
         return this;
@@ -288,7 +289,7 @@ public final class ServeContext
     /**
      * @return how chat messages become prompt text.
      */
-    public ChatTemplate chatTemplate()
+    public PromptTemplate chatTemplate()
     {
         return chatTemplate;
     }

@@ -77,28 +77,6 @@ public record ToolCalling(List<Function> functions, Choice choice, String forced
     }
 
     /**
-     * The tools as the built-in chat templates put them in the system prompt (a model's own Jinja template puts
-     * them its own way): a short instruction and one JSON line per function, so that prompt tokens grow with the
-     * tools as they do on a real server.
-     *
-     * @return the text to add to the system message.
-     */
-    public String promptText()
-    {
-        final StringBuilder out = new StringBuilder(256);
-        out.append("# Tools\n\nYou can call the functions below. Their signatures are inside <tools></tools>:\n")
-            .append("<tools>");
-        for (final Function function : functions)
-        {
-            out.append("\n{\"type\": \"function\", \"function\": ").append(function.definition()).append('}');
-        }
-        out.append("\n</tools>\n\nTo call one, reply with a JSON object holding the function's name and arguments " +
-            "inside <tool_call></tool_call> tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": " +
-            "<args-json-object>}\n</tool_call>");
-        return out.toString();
-    }
-
-    /**
      * Decide one choice's output.
      *
      * @param random the choice's random source.
