@@ -122,6 +122,10 @@ public final class Main implements Runnable
         spec.commandLine().usage(System.out);
     }
 
+    /** Loggers given a level here, held so that the level stays (java.util.logging holds loggers weakly). */
+    private static final java.util.List<Logger> QUIETED = java.util.List.of(Logger.getLogger("io.netty"),
+        Logger.getLogger("ai.djl"), Logger.getLogger("ai.djl.util.cuda"), Logger.getLogger("ai.djl.util.Platform"));
+
     private static void configureLogging()
     {
         if (null == System.getProperty("java.util.logging.SimpleFormatter.format"))
@@ -134,7 +138,12 @@ public final class Main implements Runnable
         final Logger root = Logger.getLogger("");
         root.addHandler(handler);
         root.setLevel(Level.INFO);
-        Logger.getLogger("io.netty").setLevel(Level.WARNING);
-        Logger.getLogger("ai.djl").setLevel(Level.WARNING);
+        QUIETED.get(0).setLevel(Level.WARNING);
+        QUIETED.get(1).setLevel(Level.WARNING);
+        // DJL's tokenizer library probes for CUDA when it loads and warns when there is none: nothing a GPU-free
+        // tool's user should read
+        QUIETED.get(2).setLevel(Level.OFF);
+        // its native library's platform match is not news either
+        QUIETED.get(3).setLevel(Level.WARNING);
     }
 }

@@ -106,6 +106,30 @@ class ServeProcessIT
     }
 
     @Test
+    void shouldStartWithARealTokenizerWithoutGpuNoiseAndWithItsChatTemplate() throws Exception
+    {
+        final Path qwen3 = Path.of(System.getProperty("tapedeck.test.qwen3Tokenizer", "missing"));
+        final Server server = start("--tokenizer", qwen3.toString());
+        try
+        {
+            final List<String> startup;
+            synchronized (server.log())
+            {
+                startup = List.copyOf(server.log());
+            }
+            assertTrue(startup.stream().noneMatch(l -> l.contains("CUDA") || l.contains("GPU")),
+                "a GPU-free tool prints nothing about GPUs: " + startup);
+            assertTrue(startup.stream().anyMatch(l -> l.contains("chat template: Jinja from") &&
+                l.contains("tokenizer_config.json")), "the model's own template is named: " + startup);
+        }
+        finally
+        {
+            server.process().destroy();
+            server.process().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void shouldAnswerWithLlmdsPodHeadersFromTheEnvironment() throws Exception
     {
         final Server server = start(java.util.Map.of("POD_NAME", "sim-pod-7", "POD_NAMESPACE", "llm-d"),
