@@ -18,7 +18,7 @@ final class CompatOptions
     /** The flags this class accepts without effect, as {@link #noEffect} names them. */
     private static final List<String> NO_EFFECT_FLAGS = List.of("--log-http", "--mm-encoder-only", "--omni",
         "--image-emission-rate", "--time-to-generate-image", "--time-to-generate-image-std-dev",
-        "--event-batch-size", "--global-cache-hit-threshold", "--max-tool-call-integer-param",
+        "--event-batch-size", "--max-tool-call-integer-param",
         "--min-tool-call-integer-param", "--max-tool-call-number-param",
         "--min-tool-call-number-param", "--max-tool-call-array-param-length", "--min-tool-call-array-param-length",
         "--tool-call-not-required-param-probability", "--object-tool-call-not-required-field-probability",
@@ -63,6 +63,12 @@ final class CompatOptions
             "${DEFAULT-VALUE}.")
     String toolCallParser;
 
+    @CommandLine.Option(names = "--global-cache-hit-threshold", paramLabel = "RATE", defaultValue = "0",
+        description = "llm-d-inference-sim's flag: a request whose prefix-cache hit rate is below RATE (0 to 1) " +
+            "finishes at once with finish_reason cache_threshold, unless it gives its own cache_hit_threshold " +
+            "(default: ${DEFAULT-VALUE}, none).")
+    double globalCacheHitThreshold;
+
     @CommandLine.Option(names = "--max-logprobs", paramLabel = "N", defaultValue = "20",
         description = "vLLM's flag: the most logprobs, top_logprobs or prompt_logprobs a request may ask for, -1 " +
             "for the vocabulary (default: ${DEFAULT-VALUE}).")
@@ -94,7 +100,7 @@ final class CompatOptions
     List<Boolean> switches;
 
     @CommandLine.Option(names = {"--image-emission-rate", "--time-to-generate-image",
-        "--time-to-generate-image-std-dev", "--event-batch-size", "--global-cache-hit-threshold",
+        "--time-to-generate-image-std-dev", "--event-batch-size",
         "--max-tool-call-integer-param", "--min-tool-call-integer-param", "--max-tool-call-number-param",
         "--min-tool-call-number-param", "--max-tool-call-array-param-length", "--min-tool-call-array-param-length",
         "--tool-call-not-required-param-probability", "--object-tool-call-not-required-field-probability",
@@ -113,7 +119,7 @@ final class CompatOptions
     dev.tapedeck.http.ApiSurface api()
     {
         return new dev.tapedeck.http.ApiSurface(requestIdHeaders, embeddingDimensions, autoToolCallRate, maxLogprobs,
-            dev.tapedeck.structured.ToolCalling.Parser.of(toolCallParser));
+            dev.tapedeck.structured.ToolCalling.Parser.of(toolCallParser), globalCacheHitThreshold);
     }
 
     /**

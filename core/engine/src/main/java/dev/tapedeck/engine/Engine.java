@@ -110,9 +110,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         batchPerStep = value.batchPerStep();
     }
 
-    /**
-     * @return the configuration.
-     */
+    /** @return the configuration. */
     public EngineConfig config()
     {
         return config;
@@ -137,6 +135,15 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     {
         final long requested = Request.UNSET == maxTokens ? 1 : maxTokens;
         return promptTokens + requested <= config.maxModelLen();
+    }
+
+    /**
+     * @param request a request not yet submitted.
+     * @return its prompt tokens this engine's prefix cache holds now, in whole leading blocks; nothing changes.
+     */
+    public int cachedPromptTokens(final Request request)
+    {
+        return kv.peekCachedTokens(request);
     }
 
     /**
@@ -466,9 +473,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         return true;
     }
 
-    /**
-     * @return steps started so far.
-     */
+    /** @return steps started so far. */
     public long stepCount()
     {
         return stepSequence;
@@ -482,9 +487,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         return step;
     }
 
-    /**
-     * @return true while a step runs.
-     */
+    /** @return true while a step runs. */
     public boolean isStepInFlight()
     {
         return stepInFlight;

@@ -97,6 +97,35 @@ final class KvCache
     }
 
     /**
+     * How many prompt tokens of a request not yet submitted the cache holds now, in whole leading blocks, without
+     * touching the cache (a frontend's admission check, such as llm-d's {@code cache_hit_threshold}). The prompt's
+     * block hashes are computed and kept on the request for its admission.
+     *
+     * @return cached prompt tokens.
+     */
+    int peekCachedTokens(final Request request)
+    {
+        if (!prefixCaching)
+        {
+            return 0;
+        }
+        if (null == request.blockHashes)
+        {
+            final LoraAdapter lora = request.lora();
+            request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize,
+                null == lora ? null : lora.name(), request.cacheSalt());
+        }
+        final long[] hashes = request.blockHashes;
+        final int limit = Math.min(hashes.length, (request.promptLength() - 1) / blockSize);
+        int blocks = 0;
+        while (blocks < limit && pool.cachedBlock(hashes[blocks]) >= 0)
+        {
+            blocks++;
+        }
+        return blocks * blockSize;
+    }
+
+    /**
      * @return how many leading full prompt blocks of a request with nothing computed are cached, leaving at least the
      *     last token to compute.
      */

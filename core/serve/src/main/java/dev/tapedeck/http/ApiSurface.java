@@ -13,12 +13,15 @@ package dev.tapedeck.http;
  *     {@code prompt_logprobs} a request may ask for (-1 for the vocabulary's size).
  * @param toolCallParser vLLM's {@code --tool-call-parser}: how an {@code auto} tool call is written in the text
  *     (null for Hermes).
+ * @param globalCacheHitThreshold llm-d-inference-sim's {@code --global-cache-hit-threshold}: a request whose
+ *     prefix-cache hit rate is below it (0 to 1; 0 for none) finishes at once with {@code cache_threshold}, unless it
+ *     names its own {@code cache_hit_threshold}.
  */
 public record ApiSurface(boolean requestIdHeaders, int embeddingDimensions, double autoToolCallRate, int maxLogprobs,
-    dev.tapedeck.structured.ToolCalling.Parser toolCallParser)
+    dev.tapedeck.structured.ToolCalling.Parser toolCallParser, double globalCacheHitThreshold)
 {
     /** vLLM's and llm-d-inference-sim's defaults. */
-    public static final ApiSurface DEFAULT = new ApiSurface(false, 384, 1.0, 20, null);
+    public static final ApiSurface DEFAULT = new ApiSurface(false, 384, 1.0, 20, null, 0);
 
     /**
      * Validates.
@@ -36,6 +39,11 @@ public record ApiSurface(boolean requestIdHeaders, int embeddingDimensions, doub
         {
             throw new IllegalArgumentException("--auto-tool-call-rate must be between 0 and 1, got " +
                 autoToolCallRate);
+        }
+        if (!(globalCacheHitThreshold >= 0 && globalCacheHitThreshold <= 1))
+        {
+            throw new IllegalArgumentException("--global-cache-hit-threshold must be between 0 and 1, got " +
+                globalCacheHitThreshold);
         }
         if (maxLogprobs < -1)
         {

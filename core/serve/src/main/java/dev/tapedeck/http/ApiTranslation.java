@@ -65,7 +65,7 @@ final class ApiTranslation
                 "List should have at least 1 item after validation, not 0"), "body.token_ids");
         }
         final ObjectNode out = copyCommon(body, "model", "stream", "stream_options", "request_id", "cache_salt",
-            "priority", "kv_transfer_params");
+            "priority", "kv_transfer_params", "cache_hit_threshold");
         out.set("prompt", tokenIds);
         final JsonNode sampling = body.get("sampling_params");
         if (null != sampling && !sampling.isNull())

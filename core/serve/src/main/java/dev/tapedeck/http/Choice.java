@@ -33,6 +33,8 @@ final class Choice
     final dev.tapedeck.structured.OutputPlan plan;
     /** Bytes of the text already sent and dropped from the buffer ({@link #consume}). */
     int consumedBytes;
+    /** Finished before it ran: its prefix-cache hit rate was below llm-d's {@code cache_hit_threshold}. */
+    boolean belowCacheThreshold;
     /** A streamed tool call was announced (its id and name sent). */
     boolean callAnnounced;
     /**
@@ -214,6 +216,19 @@ final class Choice
     {
         firstTokenPosition += tokenIdCount;
         tokenIdCount = 0;
+    }
+
+    /**
+     * @return the finish reason as the response writes it: the engine's, {@code tool_calls} for a whole tool call
+     *     (not a named one), or llm-d's {@code cache_threshold}.
+     */
+    byte[] finishReasonJson()
+    {
+        if (belowCacheThreshold)
+        {
+            return SseChunks.CACHE_THRESHOLD;
+        }
+        return isToolCall() ? ToolCallChunks.finishReasonJson(this) : SseChunks.finishReasonJson(finishReason);
     }
 
     /**

@@ -259,8 +259,33 @@ final class CompletionAdmission
         stream.choices = choices;
         stream.unfinished = children;
         stream.promptTokens = promptTokens;
+        final double threshold = request.cacheHitThreshold >= 0 ? request.cacheHitThreshold :
+            options.api().globalCacheHitThreshold();
+        submitChoices(engine, stream, threshold, "true".equalsIgnoreCase(http.headers().get(
+            "X-Cache-Threshold-Finish-Reason")), arrivalNs);
+        return stream;
+    }
+
+    /**
+     * Submit every choice to the engine, except those whose prefix-cache hit rate is below llm-d's cache-hit
+     * threshold (or all, with {@code X-Cache-Threshold-Finish-Reason: true}): they finish at once, without running.
+     */
+    private static void submitChoices(final Engine engine, final HttpStream stream, final double threshold,
+        final boolean forced, final long arrivalNs)
+    {
+        final Choice[] choices = stream.choices;
         for (final Choice choice : choices)
         {
+            if (forced || (threshold > 0 && engine.cachedPromptTokens(choice.request) <
+                threshold * choice.request.promptLength()))
+            {
+                // llm-d's cache-hit threshold: finished at once, without running
+                choice.request.refuse(dev.tapedeck.engine.FinishReason.STOP, arrivalNs);
+                choice.belowCacheThreshold = true;
+                choice.finish(dev.tapedeck.engine.FinishReason.STOP);
+                stream.onChoiceFinished();
+                continue;
+            }
             final SubmitResult result = engine.submit(choice.request, arrivalNs);
             if (SubmitResult.ACCEPTED != result)
             {
@@ -272,7 +297,6 @@ final class CompletionAdmission
                 throw refusal(result);
             }
         }
-        return stream;
     }
 
     /**

@@ -102,8 +102,7 @@ final class FullResponses
                 out.writeBytes(NULL);
             }
             out.writeBytes(FINISH_REASON);
-            out.writeBytes(choice.isToolCall() ? ToolCallChunks.finishReasonJson(choice) :
-                SseChunks.finishReasonJson(choice.finishReason));
+            out.writeBytes(choice.finishReasonJson());
             out.writeBytes(STOP_REASON);
             SseChunks.writeStopReason(out, choice);
             if (stream.chat)

@@ -415,6 +415,10 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             stream.writeHead();
         }
         stream.front.kick();
+        if (0 == stream.unfinished)
+        {
+            stream.flush(); // every choice finished before running (a cache-hit threshold): nothing will step
+        }
     }
 
     private void respond(final FullHttpResponse response, final boolean keepAlive)

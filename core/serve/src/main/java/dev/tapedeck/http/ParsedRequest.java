@@ -68,6 +68,8 @@ final class ParsedRequest
     dev.tapedeck.structured.OutputConstraint constraint;
     /** {@code logprobs}, {@code top_logprobs}, {@code prompt_logprobs}. */
     Logprobs.Request logprobs = Logprobs.Request.NONE;
+    /** llm-d's {@code cache_hit_threshold} (0 to 1), or -1 when not given. */
+    double cacheHitThreshold = -1;
     /** {@code kv_transfer_params} (P/D disaggregation), or null. */
     dev.tapedeck.engine.KvTransferParams kvTransferParams;
 }

@@ -163,14 +163,9 @@ final class RequestParser
         request.includeStopStrInOutput = LaxFields.optionalBool(root, "include_stop_str_in_output", false);
         request.stop = stop(root);
         request.stopTokenIds = intArray(root, "stop_token_ids");
+        cacheFields(root, request);
         final Integer priority = LaxFields.optionalInt(root, "priority");
         request.priority = null == priority ? 0 : priority;
-        request.cacheSalt = optionalString(root, "cache_salt");
-        if (null != request.cacheSalt && request.cacheSalt.isEmpty())
-        {
-            throw ApiException.badRequest("Parameter 'cache_salt' must be a non-empty string if provided.",
-                "cache_salt");
-        }
         final Long seed = LaxFields.optionalLong(root, "seed");
         if (null != seed)
         {
@@ -191,6 +186,24 @@ final class RequestParser
         LaxFields.checkSampling(root);
         checkRanges(request, requestedMax);
         return request;
+    }
+
+    /** {@code cache_salt} and llm-d's {@code cache_hit_threshold}. */
+    private static void cacheFields(final JsonNode root, final ParsedRequest request)
+    {
+        request.cacheSalt = optionalString(root, "cache_salt");
+        if (null != request.cacheSalt && request.cacheSalt.isEmpty())
+        {
+            throw ApiException.badRequest("Parameter 'cache_salt' must be a non-empty string if provided.",
+                "cache_salt");
+        }
+        final Double threshold = LaxFields.optionalFloat(root, "cache_hit_threshold");
+        if (null != threshold && !(threshold >= 0 && threshold <= 1))
+        {
+            throw ApiException.badRequest("cache_hit_threshold must be between 0 and 1, got " + threshold + ".",
+                "cache_hit_threshold");
+        }
+        request.cacheHitThreshold = null == threshold ? -1 : threshold;
     }
 
     /**

@@ -268,7 +268,7 @@ abstract class ResponseShape
             final ObjectNode node = NODES.objectNode().put("index", choice.index).putNull("logprobs");
             if (last)
             {
-                node.set("finish_reason", NODES.textNode(new String(SseChunks.finishReasonJson(choice.finishReason),
+                node.set("finish_reason", NODES.textNode(new String(choice.finishReasonJson(),
                     StandardCharsets.US_ASCII).replace("\"", "")));
             }
             else

@@ -45,6 +45,8 @@ final class SseChunks
     private static final byte[] USAGE_TOTAL = JsonBytes.ascii(",\"total_tokens\":");
     private static final byte[] USAGE_COMPLETION = JsonBytes.ascii(",\"completion_tokens\":");
     private static final byte[] USAGE_DETAILS = JsonBytes.ascii(",\"prompt_tokens_details\":{\"cached_tokens\":");
+    /** llm-d-inference-sim's finish reason of a request below its cache-hit threshold. */
+    static final byte[] CACHE_THRESHOLD = JsonBytes.ascii("\"cache_threshold\"");
     private static final byte[][] FINISH_REASONS = {
         JsonBytes.ascii("\"stop\""), JsonBytes.ascii("\"length\""), JsonBytes.ascii("\"abort\""),
         JsonBytes.ascii("\"error\""),
@@ -121,7 +123,7 @@ final class SseChunks
         }
         else
         {
-            out.writeBytes(FINISH_REASONS[finishReason.ordinal()]);
+            out.writeBytes(choice.finishReasonJson());
             out.writeBytes(STOP_REASON);
             writeStopReason(out, choice);
         }

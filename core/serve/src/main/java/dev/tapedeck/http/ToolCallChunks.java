@@ -100,7 +100,7 @@ final class ToolCallChunks
         {
             open(out, head, choice);
             out.writeByte('}');
-            close(out, finishReasonJson(choice), choice);
+            close(out, choice.finishReasonJson(), choice);
         }
     }
 

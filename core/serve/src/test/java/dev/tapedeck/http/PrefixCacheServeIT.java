@@ -92,6 +92,33 @@ class PrefixCacheServeIT
     }
 
     @Test
+    void shouldFinishAtOnceBelowLlmdsCacheHitThreshold() throws Exception
+    {
+        final String prompt = "a prompt long enough to fill two blocks of sixteen tokens each, and then some more " +
+            "words after that, so that the hit rate is well defined";
+        final String threshold = "{\"prompt\":\"" + prompt + "\",\"max_tokens\":5,\"cache_hit_threshold\":0.5";
+        try (TestServer server = new TestServer(withPromptTokensDetails(), c -> c))
+        {
+            final JsonNode cold = JSON.readTree(server.post("/v1/completions", threshold + "}").body());
+            assertEquals("cache_threshold", cold.at("/choices/0/finish_reason").asText(), "nothing cached yet");
+            assertEquals(0, cold.at("/usage/completion_tokens").asInt());
+            assertEquals(0.0, server.metric("vllm:prefix_cache_queries_total" + LABELS), "it never ran");
+            assertTrue(cachedTokens(server, prompt, "") == 0, "a request without a threshold runs and fills the cache");
+            final JsonNode warm = JSON.readTree(server.post("/v1/completions", threshold + "}").body());
+            assertEquals("length", warm.at("/choices/0/finish_reason").asText(), "now above the threshold");
+            assertEquals(5, warm.at("/usage/completion_tokens").asInt());
+            final String stream = server.client.send(HttpRequest.newBuilder(server.uri("/v1/chat/completions"))
+                .header("X-Cache-Threshold-Finish-Reason", "true").POST(HttpRequest.BodyPublishers.ofString(
+                    "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(stream.contains("\"finish_reason\":\"cache_threshold\"") && stream.endsWith("[DONE]\n\n"),
+                "the header forces it, streamed too: " + stream);
+            assertEquals(400, server.post("/v1/completions", "{\"prompt\":\"x\",\"cache_hit_threshold\":1.5}")
+                .statusCode());
+        }
+    }
+
+    @Test
     void shouldPreemptWhenThePoolRunsOutAndStillFinishEveryAnswer() throws Exception
     {
         // 4 requests of about 10 prompt + 40 output tokens need 13 blocks of 4 each; the pool has 16
