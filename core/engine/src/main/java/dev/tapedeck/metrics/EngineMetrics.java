@@ -38,6 +38,8 @@ public final class EngineMetrics
     long promptTokensLocalCompute;
     long promptTokensLocalCacheHit;
     long promptTokensExternal;
+    /** vLLM's {@code prompt_tokens_recomputed}: a prompt cached but for its last token counts that token twice. */
+    long promptTokensRecomputed;
     long externalPrefixCacheQueries;
     long externalPrefixCacheHits;
     long generationTokens;
@@ -114,7 +116,11 @@ public final class EngineMetrics
     {
         timeToFirstToken.observe(ttftNs / NS_PER_SECOND);
         this.promptTokens += promptTokens;
-        promptTokensLocalCacheHit += cachedTokens - externalTokens;
+        // vLLM caches at most all but the last prompt token; when that much hit, the last one is computed again and
+        // counts both as a hit and as recomputed
+        final int recomputed = cachedTokens > 0 && cachedTokens + 1 == promptTokens ? 1 : 0;
+        promptTokensRecomputed += recomputed;
+        promptTokensLocalCacheHit += cachedTokens - externalTokens + recomputed;
         promptTokensExternal += externalTokens;
         promptTokensLocalCompute += promptTokens - cachedTokens;
         generationTokens++;

@@ -108,6 +108,8 @@ public final class PrometheusExposition
         promptTokensBySource(out);
         counter(out, "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).",
             Counter.PROMPT_CACHED);
+        counter(out, "vllm:prompt_tokens_recomputed", "Number of cached tokens recomputed for forward pass.",
+            Counter.PROMPT_RECOMPUTED);
         counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", Counter.GENERATION);
         requestSuccess(out);
         specDecode(out);
@@ -162,7 +164,7 @@ public final class PrometheusExposition
     private enum Counter
     {
         ZERO, PREFIX_QUERIES, PREFIX_HITS, EXTERNAL_QUERIES, EXTERNAL_HITS, PREEMPTIONS, PROMPT, PROMPT_CACHED,
-        GENERATION, SPEC_DRAFTS, SPEC_DRAFT_TOKENS, SPEC_ACCEPTED_TOKENS
+        PROMPT_RECOMPUTED, GENERATION, SPEC_DRAFTS, SPEC_DRAFT_TOKENS, SPEC_ACCEPTED_TOKENS
     }
 
     private enum Hist
@@ -270,7 +272,9 @@ public final class PrometheusExposition
             case PROMPT:
                 return m.promptTokens;
             case PROMPT_CACHED:
-                return m.promptTokensLocalCacheHit + m.promptTokensExternal;
+                return m.promptTokensLocalCacheHit + m.promptTokensExternal - m.promptTokensRecomputed;
+            case PROMPT_RECOMPUTED:
+                return m.promptTokensRecomputed;
             case GENERATION:
                 return m.generationTokens;
             case SPEC_DRAFTS:

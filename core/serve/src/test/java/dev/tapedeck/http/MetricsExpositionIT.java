@@ -55,6 +55,7 @@ class MetricsExpositionIT
             final Map<String, ExpositionParser.Family> families = ExpositionParser.parse(text);
             for (final String name : List.of("vllm:num_requests_running", "vllm:num_requests_waiting",
                 "vllm:kv_cache_usage_perc", "vllm:prompt_tokens_total", "vllm:generation_tokens_total",
+                "vllm:prompt_tokens_recomputed_total",
                 "vllm:request_success_total", "vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
                 "vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds", "vllm:cache_config_info"))
             {

@@ -92,6 +92,30 @@ class PrefixCacheServeIT
     }
 
     @Test
+    void shouldCountTheLastTokenOfAWhollyCachedPromptAsRecomputed() throws Exception
+    {
+        // 33 token ids: all but the last fill two blocks of 16, which is as much as vLLM's cache can give
+        final StringBuilder ids = new StringBuilder();
+        for (int i = 0; i < 33; i++)
+        {
+            ids.append(0 == i ? "" : ",").append(1000 + i);
+        }
+        final String body = "{\"prompt\":[" + ids + "],\"max_tokens\":2}";
+        try (TestServer server = new TestServer(withPromptTokensDetails(), c -> c))
+        {
+            server.post("/v1/completions", body);
+            assertEquals(0.0, server.metric("vllm:prompt_tokens_recomputed_total" + LABELS));
+            final JsonNode second = JSON.readTree(server.post("/v1/completions", body).body());
+            assertEquals(32, second.at("/usage/prompt_tokens_details/cached_tokens").asInt());
+            assertEquals(1.0, server.metric("vllm:prompt_tokens_recomputed_total" + LABELS));
+            assertEquals(32.0, server.metric("vllm:prompt_tokens_cached_total" + LABELS));
+            assertEquals(33.0, server.metric("vllm:prompt_tokens_by_source_total{engine=\"0\",model_name=\"" +
+                TestServer.MODEL + "\",source=\"local_cache_hit\"}"), "the hit counts the recomputed token too, as " +
+                "vLLM's invariant local_cache_hit - recomputed = cached says");
+        }
+    }
+
+    @Test
     void shouldFinishAtOnceBelowLlmdsCacheHitThreshold() throws Exception
     {
         final String prompt = "a prompt long enough to fill two blocks of sixteen tokens each, and then some more " +
