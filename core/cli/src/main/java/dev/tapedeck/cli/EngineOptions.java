@@ -85,6 +85,16 @@ public final class EngineOptions
             "--no-enable-prefix-caching turns it off (default: on).")
     boolean enablePrefixCaching;
 
+    @CommandLine.Option(names = "--kv-cache-metrics",
+        description = "vLLM's flag: export KV-block residency histograms (vllm:kv_block_lifetime_seconds, " +
+            "vllm:kv_block_idle_before_evict_seconds, vllm:kv_block_reuse_gap_seconds) over a sample of blocks.")
+    boolean kvCacheMetrics;
+
+    @CommandLine.Option(names = "--kv-cache-metrics-sample", paramLabel = "RATE", defaultValue = "0.01",
+        description = "vLLM's flag: share of allocated KV blocks --kv-cache-metrics follows, in (0, 1] " +
+            "(default: ${DEFAULT-VALUE}).")
+    double kvCacheMetricsSample;
+
     @CommandLine.Option(names = {"--prefix-caching-hash-seed", "--hash-seed"}, paramLabel = "STRING",
         defaultValue = "0",
         description = "Root seed of the block hash chain: what PYTHONHASHSEED is for vLLM, so a router that hashes " +
@@ -243,6 +253,15 @@ public final class EngineOptions
      * @return the engines' template: every engine setting the flags give, seed {@code --seed}, not concluded (the
      *     product adds each engine's seed offset and token space).
      */
+    private static double kvCacheMetricsSample(final boolean enabled, final double sample)
+    {
+        if (!(sample > 0 && sample <= 1))
+        {
+            throw new IllegalArgumentException("--kv-cache-metrics-sample must be in (0, 1], got " + sample);
+        }
+        return enabled ? sample : 0;
+    }
+
     EngineConfig template()
     {
         return new EngineConfig()
@@ -256,6 +275,7 @@ public final class EngineOptions
             .blockSize(blockSize)
             .kvCacheBlocks(kvCacheBlocks())
             .enablePrefixCaching(enablePrefixCaching)
+            .kvCacheMetricsSample(kvCacheMetricsSample(kvCacheMetrics, kvCacheMetricsSample))
             .prefixCachingHashSeed(prefixCachingHashSeed)
             .prefixCachingHashAlgo(null == prefixCachingHashAlgo ? BlockHashAlgo.SHA256_CBOR :
                 BlockHashAlgo.of(prefixCachingHashAlgo))

@@ -78,7 +78,8 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.config = config;
         this.sink = sink;
         this.batchPerStep = sink.batchPerStep();
-        this.kv = new KvCache(config);
+        this.metrics = new EngineMetrics(config.maxModelLen());
+        this.kv = new KvCache(config, metrics);
         this.scheduler = new Scheduler(config, kv);
         this.step = new Step(config.maxNumSeqs());
         this.clock = new DeadlineTimers(startNs);
@@ -86,7 +87,6 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.stepTimer = new StepTimer(latencyModel);
         this.observer = config.requestObserver();
         this.random = new SeededRandom(config.seed());
-        this.metrics = new EngineMetrics(config.maxModelLen());
         this.speculative = config.speculativeDecoding();
         if (null != speculative)
         {

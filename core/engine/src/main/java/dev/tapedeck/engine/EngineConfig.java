@@ -46,6 +46,7 @@ public final class EngineConfig
     private String prefixCachingHashSeed = BlockHasher.DEFAULT_SEED;
     private BlockHashAlgo prefixCachingHashAlgo = BlockHashAlgo.SHA256_CBOR;
     private int maxLoras = DEFAULT_MAX_LORAS;
+    private double kvCacheMetricsSample;
     private long seed;
     private long frontendDelayNs;
     private double frontendDelayJitter;
@@ -397,6 +398,25 @@ public final class EngineConfig
     }
 
     /**
+     * @param value vLLM's {@code --kv-cache-metrics-sample} when {@code --kv-cache-metrics} is on: the share of
+     *     allocated KV blocks whose lifetime, idle time and reuse gaps are measured, in (0, 1]; 0 for off.
+     * @return this.
+     */
+    public EngineConfig kvCacheMetricsSample(final double value)
+    {
+        kvCacheMetricsSample = value;
+        return this;
+    }
+
+    /**
+     * @return the share of KV blocks followed for residency metrics, 0 when off.
+     */
+    public double kvCacheMetricsSample()
+    {
+        return kvCacheMetricsSample;
+    }
+
+    /**
      * @param value speculative decoding ({@code --speculative-config}), or null for none.
      * @return this.
      */
@@ -562,6 +582,7 @@ public final class EngineConfig
         copy.enablePrefixCaching = enablePrefixCaching;
         copy.prefixCachingHashSeed = prefixCachingHashSeed;
         copy.prefixCachingHashAlgo = prefixCachingHashAlgo;
+        copy.kvCacheMetricsSample = kvCacheMetricsSample;
         copy.maxLoras = maxLoras;
         copy.seed = seed;
         copy.frontendDelayNs = frontendDelayNs;
@@ -591,6 +612,8 @@ public final class EngineConfig
         check(problems, maxNumSeqs >= 1, "--max-num-seqs must be >= 1");
         check(problems, maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be >= 1");
         check(problems, maxModelLen >= 2, "--max-model-len must be >= 2");
+        check(problems, kvCacheMetricsSample >= 0 && kvCacheMetricsSample <= 1,
+            "--kv-cache-metrics-sample must be in (0, 1]");
         check(problems, maxWaitingQueueLength >= 0, "--max-waiting-queue-length must be >= 0");
         check(problems, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0");
         check(problems, enableChunkedPrefill || maxNumBatchedTokens >= maxModelLen, "max_num_batched_tokens (" +

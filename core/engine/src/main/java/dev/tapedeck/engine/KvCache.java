@@ -5,6 +5,7 @@ import java.util.Arrays;
 import dev.tapedeck.kv.BlockHasher;
 import dev.tapedeck.kv.BlockPool;
 import dev.tapedeck.kv.KvEventSink;
+import dev.tapedeck.kv.KvResidency;
 import dev.tapedeck.lora.LoraAdapter;
 
 /**
@@ -28,6 +29,7 @@ final class KvCache
 
     private final BlockPool pool;
     private final BlockHasher hasher;
+    private final KvResidency residency;
     private final int blockSize;
     private final boolean prefixCaching;
     private final KvEventSink events;
@@ -41,7 +43,11 @@ final class KvCache
     private int foundLimit;
     private Request foundFor;
 
-    KvCache(final EngineConfig config)
+    /**
+     * @param metrics where the residency sample goes ({@code --kv-cache-metrics}, with prefix caching only: without
+     *     it vLLM's pool never notes an eviction).
+     */
+    KvCache(final EngineConfig config, final dev.tapedeck.metrics.EngineMetrics metrics)
     {
         pool = new BlockPool(config.kvCacheBlocks());
         events = config.kvEventSink();
@@ -50,6 +56,24 @@ final class KvCache
         prefixCaching = config.enablePrefixCaching();
         hasher = prefixCaching ? new BlockHasher(config.prefixCachingHashSeed(), config.prefixCachingHashAlgo()) :
             null;
+        residency = prefixCaching && config.kvCacheMetricsSample() > 0 ? new KvResidency(config.kvCacheBlocks(),
+            config.kvCacheMetricsSample(), config.seed(), metrics) : null;
+        pool.residency(residency);
+        if (config.kvCacheMetricsSample() > 0)
+        {
+            metrics.enableKvCacheMetrics();
+        }
+    }
+
+    /**
+     * @param startNs the start of the step being scheduled: the time of the allocations, hits and evictions in it.
+     */
+    void stepStarted(final long startNs)
+    {
+        if (null != residency)
+        {
+            residency.stepStarted(startNs);
+        }
     }
 
     BlockPool pool()

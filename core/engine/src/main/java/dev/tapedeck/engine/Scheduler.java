@@ -119,6 +119,7 @@ final class Scheduler
         budget = maxNumBatchedTokens;
         preemptedThisStep = false;
         composeNs = nowNs;
+        kv.stepStarted(nowNs);
         for (int i = 0; i < runningCount && budget > 0; i++)
         {
             final Request request = running[i];

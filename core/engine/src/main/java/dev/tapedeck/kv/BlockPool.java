@@ -38,6 +38,7 @@ public final class BlockPool
     private long evictions;
     private long changes;
     private KvEventSink events;
+    private KvResidency residency;
     /** The watched hit ({@link #watch}): how often each block is in it, the blocks, and what has happened since. */
     private final int[] watchCounts;
     private final int[] watched;
@@ -81,6 +82,16 @@ public final class BlockPool
     }
 
     /**
+     * Follow a sample of blocks from allocation to eviction ({@code --kv-cache-metrics}); null for none.
+     *
+     * @param value the residency tracker.
+     */
+    public void residency(final KvResidency value)
+    {
+        residency = value;
+    }
+
+    /**
      * Forget every cached hash and free every block (in id order); only sound when no request holds blocks. The
      * event sink, if any, is told {@link KvEventSink#allBlocksCleared()}.
      */
@@ -92,6 +103,10 @@ public final class BlockPool
         }
         Arrays.fill(refCounts, 0);
         Arrays.fill(hashed, false);
+        if (null != residency)
+        {
+            residency.reset();
+        }
         watchHolds = false;
         blockByHash.clear();
         freeHead = NONE;
@@ -216,6 +231,10 @@ public final class BlockPool
             unlinkFree(block);
             watchedFree -= watchCounts[block];
         }
+        if (null != residency)
+        {
+            residency.accessed(block);
+        }
     }
 
     /**
@@ -231,6 +250,11 @@ public final class BlockPool
             return NONE;
         }
         unlinkFree(block);
+        if (null != residency)
+        {
+            residency.evicted(block);
+            residency.allocated(block);
+        }
         if (0 != watchCounts[block])
         {
             watchHolds = false; // a block of the watched hit is taken for new content: its hash is evicted

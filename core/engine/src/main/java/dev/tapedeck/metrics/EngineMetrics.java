@@ -8,8 +8,12 @@ package dev.tapedeck.metrics;
  * <b>Single writer</b>: the engine's thread updates it; read it on the same thread (in {@code serve}, {@code /metrics}
  * runs on the engine's event loop). Updates allocate nothing.
  */
-public final class EngineMetrics
+public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
 {
+    /** {@code kv_cache_residency} family ({@code --kv-cache-metrics}). */
+    static final double[] KV_RESIDENCY_BUCKETS = {
+        0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800,
+    };
     /** {@code request_latency} family. */
     static final double[] REQUEST_LATENCY_BUCKETS = {
         0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
@@ -53,6 +57,11 @@ public final class EngineMetrics
     /** Accepted drafts per draft position, or null without speculative decoding. */
     long[] specAcceptedPerPosition;
 
+    /** KV-block residency ({@code --kv-cache-metrics}): lifetime, idle time before eviction, reuse gaps. */
+    final Histogram kvBlockLifetime = new Histogram(KV_RESIDENCY_BUCKETS);
+    final Histogram kvBlockIdleBeforeEvict = new Histogram(KV_RESIDENCY_BUCKETS);
+    final Histogram kvBlockReuseGap = new Histogram(KV_RESIDENCY_BUCKETS);
+    boolean kvCacheMetrics;
     final Histogram requestPromptTokens;
     final Histogram requestGenerationTokens;
     final Histogram iterationTokens = new Histogram(ITERATION_TOKENS_BUCKETS);
@@ -101,6 +110,27 @@ public final class EngineMetrics
         requestMaxNumGenerationTokens = new Histogram(tokenBuckets);
         requestParamsMaxTokens = new Histogram(tokenBuckets);
         requestPrefillKvComputedTokens = new Histogram(tokenBuckets);
+    }
+
+    /**
+     * Export the KV-block residency histograms ({@code --kv-cache-metrics}).
+     */
+    public void enableKvCacheMetrics()
+    {
+        kvCacheMetrics = true;
+    }
+
+    @Override
+    public void onBlockEvicted(final long lifetimeNs, final long idleNs)
+    {
+        kvBlockLifetime.observe(lifetimeNs / NS_PER_SECOND);
+        kvBlockIdleBeforeEvict.observe(idleNs / NS_PER_SECOND);
+    }
+
+    @Override
+    public void onBlockReuseGap(final long gapNs)
+    {
+        kvBlockReuseGap.observe(gapNs / NS_PER_SECOND);
     }
 
     /**

@@ -154,6 +154,17 @@ public final class PrometheusExposition
             "Histogram of new KV tokens computed during prefill (excluding cached tokens).", Hist.PREFILL_KV_COMPUTED);
         histogram(out, "vllm:request_num_preemptions", "Histogram of the number of times a request was preempted.",
             Hist.NUM_PREEMPTIONS);
+        if (engines.get(0).metrics().kvCacheMetrics)
+        {
+            final String sampled = " Sampled metrics (controlled by --kv-cache-metrics-sample).";
+            histogram(out, "vllm:kv_block_lifetime_seconds", "Histogram of KV cache block lifetime from allocation " +
+                "to eviction." + sampled, Hist.KV_LIFETIME);
+            histogram(out, "vllm:kv_block_idle_before_evict_seconds", "Histogram of idle time before KV cache block " +
+                "eviction." + sampled, Hist.KV_IDLE);
+            histogram(out, "vllm:kv_block_reuse_gap_seconds", "Histogram of time gaps between consecutive KV cache " +
+                "block accesses. Only the most recent accesses are recorded (ring buffer)." + sampled,
+                Hist.KV_REUSE_GAP);
+        }
     }
 
     private enum Gauge
@@ -170,7 +181,8 @@ public final class PrometheusExposition
     private enum Hist
     {
         PROMPT_TOKENS, GENERATION_TOKENS, ITERATION_TOKENS, MAX_GENERATION_TOKENS, PARAMS_N, PARAMS_MAX_TOKENS, TTFT,
-        ITL, TPOT, E2E, QUEUE, INFERENCE, PREFILL, DECODE, PREFILL_KV_COMPUTED, NUM_PREEMPTIONS
+        ITL, TPOT, E2E, QUEUE, INFERENCE, PREFILL, DECODE, PREFILL_KV_COMPUTED, NUM_PREEMPTIONS, KV_LIFETIME, KV_IDLE,
+        KV_REUSE_GAP
     }
 
     private void gauge(final StringBuilder out, final String name, final String help, final Gauge which)
@@ -430,6 +442,12 @@ public final class PrometheusExposition
                 return m.requestParamsMaxTokens;
             case TTFT:
                 return m.timeToFirstToken;
+            case KV_LIFETIME:
+                return m.kvBlockLifetime;
+            case KV_IDLE:
+                return m.kvBlockIdleBeforeEvict;
+            case KV_REUSE_GAP:
+                return m.kvBlockReuseGap;
             case ITL:
                 return m.interTokenLatency;
             case TPOT:

@@ -116,6 +116,38 @@ class PrefixCacheServeIT
     }
 
     @Test
+    void shouldExportKvBlockResidencyWithKvCacheMetrics() throws Exception
+    {
+        try (TestServer server = new TestServer(TestServer.context(), c -> c.blockSize(4).kvCacheBlocks(16)
+            .maxModelLen(64).kvCacheMetricsSample(1.0)))
+        {
+            final String shared = "\"prompt\":\"the same words open every prompt here, then";
+            for (int i = 0; i < 12; i++)
+            {
+                // a shared prefix (hits, reuse gaps) and a tail of its own (new blocks that push old ones out)
+                assertEquals(200, server.post("/v1/completions", "{" + shared + " request " + i + " of twelve, " +
+                    "with a tail long enough to need blocks of its own\",\"max_tokens\":4}").statusCode());
+            }
+            for (int i = 0; i < 6; i++)
+            {
+                // other prompts push the shared blocks out too: their hits are counted when they go
+                assertEquals(200, server.post("/v1/completions", "{\"prompt\":\"" + i + " unrelated text that " +
+                    "shares nothing with the others and fills the pool\",\"max_tokens\":4}").statusCode());
+            }
+            final String text = server.get("/metrics").body();
+            assertTrue(server.metric("vllm:kv_block_lifetime_seconds_count" + LABELS) > 0, "blocks were evicted");
+            assertEquals(server.metric("vllm:kv_block_lifetime_seconds_count" + LABELS),
+                server.metric("vllm:kv_block_idle_before_evict_seconds_count" + LABELS));
+            assertTrue(server.metric("vllm:kv_block_reuse_gap_seconds_count" + LABELS) > 0, "shared blocks were hit");
+            assertTrue(text.contains("vllm:kv_block_lifetime_seconds_bucket{engine=\"0\",le=\"1800.0\""), text);
+        }
+        try (TestServer server = new TestServer(TestServer.context(), c -> c))
+        {
+            assertTrue(!server.get("/metrics").body().contains("vllm:kv_block_"), "only with --kv-cache-metrics");
+        }
+    }
+
+    @Test
     void shouldFinishAtOnceBelowLlmdsCacheHitThreshold() throws Exception
     {
         final String prompt = "a prompt long enough to fill two blocks of sixteen tokens each, and then some more " +
