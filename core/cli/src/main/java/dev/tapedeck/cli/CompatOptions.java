@@ -151,6 +151,42 @@ final class CompatOptions
 
     /**
      * @param given the parse result of the command.
+     * @return the flags given that have no effect here and their values, keyed as vLLM's engine configuration names
+     *     them ({@code --tensor-parallel-size 2} is {@code tensor_parallel_size=2}, a switch {@code true}), for the
+     *     configuration fingerprint of a capture.
+     */
+    static java.util.Map<String, Object> noEffectSettings(final CommandLine.ParseResult given)
+    {
+        final java.util.Map<String, Object> settings = new java.util.TreeMap<>();
+        final List<String> args = given.originalArgs();
+        for (int i = 0; i < args.size(); i++)
+        {
+            final String arg = args.get(i);
+            final int equals = arg.indexOf('=');
+            final String flag = equals > 0 ? arg.substring(0, equals) : arg;
+            final boolean negated = flag.startsWith("--no-");
+            final String name = negated ? "--" + flag.substring(5) : flag;
+            if (!NO_EFFECT_FLAGS.contains(name))
+            {
+                continue;
+            }
+            final String key = name.substring(2).replace('-', '_');
+            final boolean isSwitch = null != given.commandSpec().findOption(name) &&
+                given.commandSpec().findOption(name).typeInfo().isBoolean();
+            if (isSwitch || negated)
+            {
+                settings.put(key, !negated);
+            }
+            else
+            {
+                settings.put(key, equals > 0 ? arg.substring(equals + 1) : i + 1 < args.size() ? args.get(++i) : "");
+            }
+        }
+        return settings;
+    }
+
+    /**
+     * @param given the parse result of the command.
      * @return the flags given that have no effect here, in the order of {@link #NO_EFFECT_FLAGS}.
      */
     static List<String> noEffect(final CommandLine.ParseResult given)

@@ -238,7 +238,7 @@ public final class ServeCommand implements Callable<Integer>
             .kvEvents(kvEvents.enabled ? kvEvents.settings(VllmLine.of(vllmVersion), "", 0) : null)
             .llmdKvEventsTopic(!kvEvents.hasTopic())
             .kvTransfer(kvTransfer.settings(modelName, engine.kvBytesPerToken))
-            .capture(capture.settings())
+            .capture(capture.settings().fingerprint(vllmVersion, engineConfigFingerprint(modelName)))
             .faults(faults.settings());
     }
 
@@ -255,6 +255,25 @@ public final class ServeCommand implements Callable<Integer>
                 "to max_loras (" + engine.maxLoras + ")");
         }
         return new LoraSettings(enableLora, modules, maxLoraRank, null == maxCpuLoras ? 0 : maxCpuLoras);
+    }
+
+    /**
+     * @return the canonical engine configuration a capture records: the model, the engine flags that act, and the
+     *     vLLM flags accepted without effect, as vLLM's names for them.
+     */
+    private String engineConfigFingerprint(final String modelName)
+    {
+        final java.util.Map<String, Object> settings = new java.util.TreeMap<>();
+        final dev.tapedeck.engine.EngineConfig config = engine.template();
+        settings.put("model", modelName);
+        settings.put("max_num_seqs", config.maxNumSeqs());
+        settings.put("max_num_batched_tokens", config.maxNumBatchedTokens());
+        settings.put("max_model_len", config.maxModelLen());
+        settings.put("block_size", config.blockSize());
+        settings.put("enable_prefix_caching", config.enablePrefixCaching());
+        settings.putAll(null == spec ? java.util.Map.of() : CompatOptions.noEffectSettings(spec.commandLine()
+            .getParseResult()));
+        return dev.tapedeck.trace.ConfigFingerprint.engineConfig(settings);
     }
 
     /**

@@ -157,7 +157,8 @@ class ServeProcessIT
     void shouldDrainInFlightRequestsOnSigterm(@TempDir final Path dir) throws Exception
     {
         final Path trace = dir.resolve("serve.jsonl.gz");
-        final Server server = start("--shutdown-timeout", "30s", "--trace-out", trace.toString(), "--record-tokens");
+        final Server server = start("--shutdown-timeout", "30s", "--trace-out", trace.toString(), "--record-tokens",
+            "--dtype", "bfloat16", "--enforce-eager", "--vllm-version", "0.19.0");
         final CompletableFuture<HttpResponse<String>> inFlight = stream(server, 300);
         awaitRunning(server);
         // SIGTERM; Process.destroy() would also close our end of its output
@@ -177,6 +178,11 @@ class ServeProcessIT
         assertEquals(300, captured.records().get(0).outputTokens());
         assertEquals(300, captured.records().get(0).outputTokenIds().length);
         assertEquals("tapedeck-serve", captured.meta().source());
+        final String engineConfig = captured.meta().extra().get("engine_config").asText();
+        assertTrue(engineConfig.contains("dtype=bfloat16") && engineConfig.contains("enforce_eager=true") &&
+            engineConfig.contains("max_num_seqs=256"), "the vLLM flags without effect are recorded: " + engineConfig);
+        assertEquals(dev.tapedeck.trace.ConfigFingerprint.hash("", "0.19.0", engineConfig),
+            captured.meta().configHash(), "and fingerprinted");
     }
 
     @Test

@@ -18,11 +18,37 @@ import dev.tapedeck.trace.TraceMeta;
  * @param traceOut the trace file, or null for no capture.
  * @param recordTokens true to keep output token ids.
  * @param traceBlockSize tokens per block of the prompt fingerprints in {@code block_hashes}; 0 for none.
+ * @param vllmTag the vLLM version the run imitates (the meta's {@code vllm_version}), or null.
+ * @param engineConfig the run's canonical engine configuration ({@code ConfigFingerprint.engineConfig}: the engine
+ *     flags and the vLLM flags accepted without effect), written to the meta with its {@code config_hash}; or null.
  */
-public record CaptureSettings(Path traceOut, boolean recordTokens, int traceBlockSize)
+public record CaptureSettings(Path traceOut, boolean recordTokens, int traceBlockSize, String vllmTag,
+    String engineConfig)
 {
     /** No capture. */
     public static final CaptureSettings OFF = new CaptureSettings(null, false, 0);
+
+    /**
+     * Settings without a configuration fingerprint.
+     *
+     * @param traceOut the trace file, or null for no capture.
+     * @param recordTokens true to keep output token ids.
+     * @param traceBlockSize tokens per block of the prompt fingerprints; 0 for none.
+     */
+    public CaptureSettings(final Path traceOut, final boolean recordTokens, final int traceBlockSize)
+    {
+        this(traceOut, recordTokens, traceBlockSize, null, null);
+    }
+
+    /**
+     * @param tag the vLLM version the run imitates.
+     * @param config the canonical engine configuration.
+     * @return these settings, with the meta's {@code vllm_version}, {@code engine_config} and {@code config_hash}.
+     */
+    public CaptureSettings fingerprint(final String tag, final String config)
+    {
+        return new CaptureSettings(traceOut, recordTokens, traceBlockSize, tag, config);
+    }
 
     /**
      * Validates the values.
@@ -63,6 +89,13 @@ public record CaptureSettings(Path traceOut, boolean recordTokens, int traceBloc
         meta.extra().put("tapedeck_version", TextNode.valueOf(TapedeckVersion.version()));
         meta.extra().put("latency_model", TextNode.valueOf(first.latencyModel().describe()));
         meta.extra().put("engines", IntNode.valueOf(configs.size()));
+        if (null != engineConfig)
+        {
+            // the flags of the vLLM deployment imitated, those without effect here included, as a tap records them
+            meta.vllmVersion(vllmTag).configHash(dev.tapedeck.trace.ConfigFingerprint.hash("", null == vllmTag ? "" :
+                vllmTag, engineConfig));
+            meta.extra().put("engine_config", TextNode.valueOf(engineConfig));
+        }
         final TraceRecorder recorder = TraceRecorder.start(traceOut, meta, recordTokens, traceBlockSize, startNs);
         for (final EngineConfig config : configs)
         {
