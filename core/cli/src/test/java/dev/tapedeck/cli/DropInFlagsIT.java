@@ -92,7 +92,7 @@ class DropInFlagsIT
                 "--kv-events-replay-queue-size", "64", "--global-cache-hit-threshold", "0", "--data-parallel-size",
                 "4", "--data-parallel-rank", "2", "--enable-request-id-headers", "--max-request-body-size-mb", "8",
                 "--startup-duration", "0s", "--failure-injection-rate", "0", "--v", "5");
-            assertEquals(List.of("--event-batch-size", "--global-cache-hit-threshold", "--v"),
+            assertEquals(List.of("--event-batch-size", "--v"),
                 CompatOptions.noEffect(cli.getSubcommands().get("serve").getParseResult()));
             try (Serve serve = Serve.start(command.context()))
             {
