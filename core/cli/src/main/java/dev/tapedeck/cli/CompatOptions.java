@@ -24,7 +24,7 @@ final class CompatOptions
         "--tool-call-not-required-param-probability", "--object-tool-call-not-required-field-probability",
         "--tool-call-extra-call-probability", "--skip-tool-validation", "--dataset-path", "--dataset-url",
         "--dataset-in-memory", "--dataset-table-name", "--render-url", "--render-timeout", "--mm-render-timeout",
-        "--force-dummy-tokenizer", "--fake-metrics", "--fake-metrics-refresh-interval", "--mm-processor-kwargs",
+        "--force-dummy-tokenizer", "--mm-processor-kwargs",
         "--ec-transfer-config", "--kv-cache-transfer-latency-std-dev", "--kv-cache-transfer-time-std-dev", "--v",
         "--enforce-eager", "--dtype", "--trust-remote-code", "--disable-log-requests", "--disable-log-stats",
         "--uvicorn-log-level", "--pipeline-parallel-size", "--swap-space", "--quantization", "--load-format",
@@ -69,6 +69,17 @@ final class CompatOptions
             "(default: ${DEFAULT-VALUE}, none).")
     double globalCacheHitThreshold;
 
+    @CommandLine.Option(names = "--fake-metrics", paramLabel = "JSON",
+        description = "llm-d-inference-sim's flag: /metrics reports these values instead of the engines' " +
+            "(running-requests, waiting-requests, kv-cache-usage as numbers or \"oscillate|ramp|rampreset|" +
+            "squarewave:start:end:period\", loras, per-bucket histogram counts, counters; docs/metrics.md).")
+    String fakeMetrics;
+
+    @CommandLine.Option(names = "--fake-metrics-refresh-interval", paramLabel = "DURATION", defaultValue = "100ms",
+        converter = Converters.DurationNs.class,
+        description = "How often function-valued --fake-metrics gauges change (default: ${DEFAULT-VALUE}).")
+    long fakeMetricsRefreshNs;
+
     @CommandLine.Option(names = "--max-logprobs", paramLabel = "N", defaultValue = "20",
         description = "vLLM's flag: the most logprobs, top_logprobs or prompt_logprobs a request may ask for, -1 " +
             "for the vocabulary (default: ${DEFAULT-VALUE}).")
@@ -105,8 +116,8 @@ final class CompatOptions
         "--min-tool-call-number-param", "--max-tool-call-array-param-length", "--min-tool-call-array-param-length",
         "--tool-call-not-required-param-probability", "--object-tool-call-not-required-field-probability",
         "--tool-call-extra-call-probability", "--dataset-path", "--dataset-url", "--dataset-table-name",
-        "--render-url", "--render-timeout", "--mm-render-timeout", "--fake-metrics", "--fake-metrics-refresh-interval",
-        "--mm-processor-kwargs", "--ec-transfer-config", "--kv-cache-transfer-latency-std-dev",
+        "--render-url", "--render-timeout", "--mm-render-timeout", "--mm-processor-kwargs", "--ec-transfer-config",
+        "--kv-cache-transfer-latency-std-dev",
         "--kv-cache-transfer-time-std-dev", "--v", "--dtype", "--uvicorn-log-level", "--pipeline-parallel-size",
         "--swap-space", "--quantization", "--load-format", "--download-dir", "--distributed-executor-backend",
         "--compilation-config", "--generation-config", "--max-seq-len-to-capture", "--revision", "--tokenizer-mode"},
@@ -119,7 +130,8 @@ final class CompatOptions
     dev.tapedeck.http.ApiSurface api()
     {
         return new dev.tapedeck.http.ApiSurface(requestIdHeaders, embeddingDimensions, autoToolCallRate, maxLogprobs,
-            dev.tapedeck.structured.ToolCalling.Parser.of(toolCallParser), globalCacheHitThreshold);
+            dev.tapedeck.structured.ToolCalling.Parser.of(toolCallParser), globalCacheHitThreshold, fakeMetrics,
+            fakeMetricsRefreshNs);
     }
 
     /**

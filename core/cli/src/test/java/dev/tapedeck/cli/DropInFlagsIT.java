@@ -181,6 +181,20 @@ class DropInFlagsIT
         assertEquals("Qwen/Qwen3-8B", context.model(), "the positional model is not taken as a list's value");
         assertEquals(List.of("from-cli"), context.serveOptions().servedModelNames(), "the command line's list wins");
         assertEquals(3, context.engine().maxNumSeqs(), "what the command line does not give comes from the file");
+        // llm-d-inference-sim's fake-metrics as a YAML map, as its deployments write it
+        Files.writeString(config, "port: 0\nfake-metrics:\n  running-requests: 7\n  waiting-requests: 2\n" +
+            "  kv-cache-usage: 0.25\n  request-success-total:\n    stop: 5\n");
+        final CommandLine faked = Main.commandLine();
+        try (Serve serve = Serve.start(parse(faked, ConfigFile.expand(new String[] {"serve", "--config",
+            config.toString()}, faked, new PrintWriter(err, true))).context()))
+        {
+            assertEquals(200, complete(serve, "Qwen/Qwen3-8B", null).statusCode());
+            final String text = metrics(serve);
+            assertTrue(text.contains("vllm:num_requests_running{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 7.0") &&
+                text.contains("vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"Qwen/Qwen3-8B\"} 0.25") &&
+                text.contains("finished_reason=\"stop\",model_name=\"Qwen/Qwen3-8B\"} 5.0"),
+                "the fake values, not the served request's: " + text);
+        }
         Files.writeString(config, "- port\n");
         final CommandLine other = Main.commandLine();
         final StringWriter refused = new StringWriter();

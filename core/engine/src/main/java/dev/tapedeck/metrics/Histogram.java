@@ -44,6 +44,22 @@ public final class Histogram
     }
 
     /**
+     * @param value an observation.
+     * @param times how many times it is observed.
+     */
+    public void observe(final double value, final long times)
+    {
+        int bucket = 0;
+        while (bucket < upperBounds.length && value > upperBounds[bucket])
+        {
+            bucket++;
+        }
+        bucketCounts[bucket] += times;
+        count += times;
+        sum += value * times;
+    }
+
+    /**
      * @return the upper bounds (do not modify), without {@code +Inf}.
      */
     public double[] upperBounds()

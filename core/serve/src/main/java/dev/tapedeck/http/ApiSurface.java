@@ -16,12 +16,16 @@ package dev.tapedeck.http;
  * @param globalCacheHitThreshold llm-d-inference-sim's {@code --global-cache-hit-threshold}: a request whose
  *     prefix-cache hit rate is below it (0 to 1; 0 for none) finishes at once with {@code cache_threshold}, unless it
  *     names its own {@code cache_hit_threshold}.
+ * @param fakeMetrics llm-d-inference-sim's {@code --fake-metrics} JSON: {@code /metrics} reports these values instead
+ *     of the engines' ({@link dev.tapedeck.metrics.FakeMetrics}); null for the real ones.
+ * @param fakeMetricsRefreshNs {@code --fake-metrics-refresh-interval}: how often function-valued fake gauges change.
  */
 public record ApiSurface(boolean requestIdHeaders, int embeddingDimensions, double autoToolCallRate, int maxLogprobs,
-    dev.tapedeck.structured.ToolCalling.Parser toolCallParser, double globalCacheHitThreshold)
+    dev.tapedeck.structured.ToolCalling.Parser toolCallParser, double globalCacheHitThreshold, String fakeMetrics,
+    long fakeMetricsRefreshNs)
 {
     /** vLLM's and llm-d-inference-sim's defaults. */
-    public static final ApiSurface DEFAULT = new ApiSurface(false, 384, 1.0, 20, null, 0);
+    public static final ApiSurface DEFAULT = new ApiSurface(false, 384, 1.0, 20, null, 0, null, 100_000_000L);
 
     /**
      * Validates.
@@ -44,6 +48,10 @@ public record ApiSurface(boolean requestIdHeaders, int embeddingDimensions, doub
         {
             throw new IllegalArgumentException("--global-cache-hit-threshold must be between 0 and 1, got " +
                 globalCacheHitThreshold);
+        }
+        if (fakeMetricsRefreshNs <= 0)
+        {
+            throw new IllegalArgumentException("--fake-metrics-refresh-interval must be positive");
         }
         if (maxLogprobs < -1)
         {

@@ -97,15 +97,19 @@ final class Instance
         this.faults = new FaultInjector(this, options.faults(), rankConfigs.get(0).seed());
         this.lifecycle = new Lifecycle(this, options.enableSleepMode(), options.startupDurationNs());
         final double startEpochSeconds = options.epochClock().nanoTime() / 1e9;
-        this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds, engines,
-            labels);
+        final dev.tapedeck.metrics.FakeMetrics fake = null == options.api().fakeMetrics() ? null :
+            dev.tapedeck.metrics.FakeMetrics.parse(options.api().fakeMetrics(), rankConfigs.get(0).maxModelLen(),
+                options.api().fakeMetricsRefreshNs(), options.nanoClock()::nanoTime);
+        // llm-d's --fake-metrics: the set values take the place of every rank's
+        this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds,
+            null == fake ? engines : java.util.Collections.nCopies(engines.size(), fake), labels);
         exposition.sleepState(lifecycle::sleepStateCode).firstEngineIndex(Math.max(0, options.dataParallelRank()));
         this.loras = new LoraTable(options.lora().modules());
         if (nixlMetrics.size() == ranks.length)
         {
             exposition.nixlMetrics(nixlMetrics);
         }
-        if (options.lora().enabled())
+        if (options.lora().enabled() || (null != fake && fake.hasLoras()))
         {
             exposition.loraRequestsInfo(new LoraRequestsInfo(rankConfigs.get(0).maxLoras(), startEpochSeconds,
                 nowNs));
