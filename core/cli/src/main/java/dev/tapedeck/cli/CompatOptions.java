@@ -80,6 +80,11 @@ final class CompatOptions
         description = "How often function-valued --fake-metrics gauges change (default: ${DEFAULT-VALUE}).")
     long fakeMetricsRefreshNs;
 
+    @CommandLine.Option(names = "--show-hidden-metrics-for-version", paramLabel = "X.Y",
+        description = "vLLM's flag: export again the metrics the previous minor version (of --vllm-version) " +
+            "deprecated, e.g. 0.11 on a 0.12 line brings back vllm:time_per_output_token_seconds.")
+    String showHiddenMetricsForVersion;
+
     @CommandLine.Option(names = "--max-logprobs", paramLabel = "N", defaultValue = "20",
         description = "vLLM's flag: the most logprobs, top_logprobs or prompt_logprobs a request may ask for, -1 " +
             "for the vocabulary (default: ${DEFAULT-VALUE}).")
@@ -131,7 +136,7 @@ final class CompatOptions
     {
         return new dev.tapedeck.http.ApiSurface(requestIdHeaders, embeddingDimensions, autoToolCallRate, maxLogprobs,
             dev.tapedeck.structured.ToolCalling.Parser.of(toolCallParser), globalCacheHitThreshold, fakeMetrics,
-            fakeMetricsRefreshNs);
+            fakeMetricsRefreshNs, showHiddenMetricsForVersion);
     }
 
     /**

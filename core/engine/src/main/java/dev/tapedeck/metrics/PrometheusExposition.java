@@ -17,6 +17,7 @@ public final class PrometheusExposition
     public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
     private final String modelName;
+    private DeprecatedMetrics deprecated = DeprecatedMetrics.NONE;
     private final double createdEpochSeconds;
     private final List<? extends MetricsSource> engines;
     private final List<Map<String, String>> cacheConfigLabels;
@@ -42,8 +43,17 @@ public final class PrometheusExposition
     }
 
     /**
-     * @param value the {@code engine} label of the first engine (default 0): a process that is data-parallel rank N of
-     *     a fleet with one rank per pod labels its engine N, as vLLM's.
+     * @param value which renamed metrics the imitated vLLM line still exports under their old names.
+     * @return this.
+     */
+    public PrometheusExposition deprecatedMetrics(final DeprecatedMetrics value)
+    {
+        deprecated = value;
+        return this;
+    }
+
+    /**
+     * @param value the engine index of the first source (a fleet with one rank per pod: this pod's rank).
      * @return this.
      */
     public PrometheusExposition firstEngineIndex(final int value)
@@ -91,6 +101,15 @@ public final class PrometheusExposition
         waitingByReason(out);
         sleepState(out);
         gauge(out, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", Gauge.KV_USAGE);
+        if (deprecated.gpuCacheNames())
+        {
+            gauge(out, "vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage." +
+                "DEPRECATED: Use vllm:kv_cache_usage_perc instead.", Gauge.KV_USAGE);
+            counter(out, "vllm:gpu_prefix_cache_queries", "GPU prefix cache queries, in terms of number of queried" +
+                "tokens. DEPRECATED: Use vllm:prefix_cache_queries instead.", Counter.PREFIX_QUERIES);
+            counter(out, "vllm:gpu_prefix_cache_hits", "GPU prefix cache hits, in terms of number of cached tokens. " +
+                "DEPRECATED: Use vllm:prefix_cache_hits instead.", Counter.PREFIX_HITS);
+        }
         counter(out, "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.",
             Counter.PREFIX_QUERIES);
         counter(out, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
@@ -139,6 +158,12 @@ public final class PrometheusExposition
             Hist.PARAMS_MAX_TOKENS);
         histogram(out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", Hist.TTFT);
         histogram(out, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", Hist.ITL);
+        if (deprecated.timePerOutputToken())
+        {
+            histogram(out, "vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds." +
+                (deprecated.timePerOutputTokenDeprecated() ? "DEPRECATED: Use vllm:inter_token_latency_seconds " +
+                "instead." : ""), Hist.ITL);
+        }
         histogram(out, "vllm:request_time_per_output_token_seconds",
             "Histogram of time_per_output_token_seconds per request.", Hist.TPOT);
         histogram(out, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", Hist.E2E);

@@ -19,13 +19,15 @@ package dev.tapedeck.http;
  * @param fakeMetrics llm-d-inference-sim's {@code --fake-metrics} JSON: {@code /metrics} reports these values instead
  *     of the engines' ({@link dev.tapedeck.metrics.FakeMetrics}); null for the real ones.
  * @param fakeMetricsRefreshNs {@code --fake-metrics-refresh-interval}: how often function-valued fake gauges change.
+ * @param showHiddenMetricsForVersion vLLM's {@code --show-hidden-metrics-for-version}: the metrics the previous minor
+ *     version deprecated are exported again ({@link dev.tapedeck.metrics.DeprecatedMetrics}); null for none.
  */
 public record ApiSurface(boolean requestIdHeaders, int embeddingDimensions, double autoToolCallRate, int maxLogprobs,
     dev.tapedeck.structured.ToolCalling.Parser toolCallParser, double globalCacheHitThreshold, String fakeMetrics,
-    long fakeMetricsRefreshNs)
+    long fakeMetricsRefreshNs, String showHiddenMetricsForVersion)
 {
     /** vLLM's and llm-d-inference-sim's defaults. */
-    public static final ApiSurface DEFAULT = new ApiSurface(false, 384, 1.0, 20, null, 0, null, 100_000_000L);
+    public static final ApiSurface DEFAULT = new ApiSurface(false, 384, 1.0, 20, null, 0, null, 100_000_000L, null);
 
     /**
      * Validates.

@@ -103,7 +103,9 @@ final class Instance
         // llm-d's --fake-metrics: the set values take the place of every rank's
         this.exposition = new PrometheusExposition(options.modelNameForResponses(), startEpochSeconds,
             null == fake ? engines : java.util.Collections.nCopies(engines.size(), fake), labels);
-        exposition.sleepState(lifecycle::sleepStateCode).firstEngineIndex(Math.max(0, options.dataParallelRank()));
+        exposition.sleepState(lifecycle::sleepStateCode).firstEngineIndex(Math.max(0, options.dataParallelRank()))
+            .deprecatedMetrics(dev.tapedeck.metrics.DeprecatedMetrics.of(options.vllmVersion(),
+                options.api().showHiddenMetricsForVersion()));
         this.loras = new LoraTable(options.lora().modules());
         if (nixlMetrics.size() == ranks.length)
         {

@@ -119,6 +119,44 @@ class MetricsExpositionIT
         }
     }
 
+    @Test
+    void shouldStayValidWithTheOptionalFamiliesOfThisIssue() throws Exception
+    {
+        // an older vLLM line's deprecated names, the KV residency sample, and (next) llm-d's fake metrics
+        try (TestServer server = new TestServer(TestServer.context().vllmVersion("0.11.0").api(new ApiSurface(false,
+            384, 1.0, 20, null, 0, null, 100_000_000L, "0.10")), c -> c.blockSize(4).kvCacheBlocks(16).maxModelLen(64)
+            .kvCacheMetricsSample(1.0)))
+        {
+            for (int i = 0; i < 10; i++)
+            {
+                assertEquals(200, server.post("/v1/completions", "{\"prompt\":\"request " + i + " with enough words " +
+                    "to take several blocks\",\"max_tokens\":3}").statusCode());
+            }
+            final String text = server.get("/metrics").body();
+            final Map<String, ExpositionParser.Family> families = ExpositionParser.parse(text);
+            for (final String name : List.of("vllm:gpu_cache_usage_perc", "vllm:gpu_prefix_cache_queries_total",
+                "vllm:time_per_output_token_seconds", "vllm:kv_block_lifetime_seconds",
+                "vllm:kv_block_idle_before_evict_seconds", "vllm:kv_block_reuse_gap_seconds"))
+            {
+                assertTrue(families.containsKey(name), "missing " + name);
+            }
+            assertEquals(value(families, "vllm:prefix_cache_queries_total", Map.of()),
+                value(families, "vllm:gpu_prefix_cache_queries_total", Map.of()), "the old name, the same value");
+            checkWithPrometheusClient(text);
+            checkWithPromtool(text);
+        }
+        try (TestServer server = new TestServer(TestServer.context().api(new ApiSurface(false, 384, 1.0, 20, null, 0,
+            "{\"running-requests\":\"oscillate:1:9:10s\",\"ttft-buckets-values\":[3,1],\"request-success-total\":" +
+            "{\"length\":4}}", 100_000_000L, null))))
+        {
+            final String text = server.get("/metrics").body();
+            final Map<String, ExpositionParser.Family> families = ExpositionParser.parse(text);
+            assertEquals(4.0, value(families, "vllm:time_to_first_token_seconds", Map.of("le", "0.005")));
+            checkWithPrometheusClient(text);
+            checkWithPromtool(text);
+        }
+    }
+
     private static CompletableFuture<HttpResponse<String>> send(final TestServer server, final String model,
         final int maxTokens)
     {
