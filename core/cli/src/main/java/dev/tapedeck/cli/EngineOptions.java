@@ -85,6 +85,12 @@ public final class EngineOptions
             "--no-enable-prefix-caching turns it off (default: on).")
     boolean enablePrefixCaching;
 
+    @CommandLine.Option(names = "--enable-mfu-metrics",
+        description = "vLLM's flag: count the estimated FLOPs and bytes read and written per GPU of every step " +
+            "(vllm:estimated_flops_per_gpu_total and kin), from the model's dimensions: a known --model, " +
+            "--model-config, or the physics profile's model.")
+    boolean enableMfuMetrics;
+
     @CommandLine.Option(names = "--kv-cache-metrics",
         description = "vLLM's flag: export KV-block residency histograms (vllm:kv_block_lifetime_seconds, " +
             "vllm:kv_block_idle_before_evict_seconds, vllm:kv_block_reuse_gap_seconds) over a sample of blocks.")
@@ -262,6 +268,40 @@ public final class EngineOptions
         return enabled ? sample : 0;
     }
 
+    /**
+     * @return the MFU estimate of the served model: the physics profile's model and tensor-parallel size, else
+     *     {@code --model-config}'s or the built-in dimensions of {@code --model}.
+     * @throws IllegalArgumentException when the model's dimensions are unknown.
+     */
+    private dev.tapedeck.metrics.MfuEstimate mfuEstimate()
+    {
+        final RooflineProfile physics = latency.physicsInUse(capacityModel);
+        if (null != physics)
+        {
+            return new dev.tapedeck.metrics.MfuEstimate(physics.model(), physics.tensorParallel());
+        }
+        final int tensorParallel = null == latency.tensorParallelSize ? 1 : latency.tensorParallelSize;
+        ModelArchitecture model = ModelArchitecture.lookup(capacityModel);
+        if (null != latency.modelConfig)
+        {
+            try
+            {
+                model = ModelArchitecture.read(latency.modelConfig);
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new IllegalArgumentException("--model-config " + latency.modelConfig + ": " + ex.getMessage(),
+                    ex);
+            }
+        }
+        if (null == model)
+        {
+            throw new IllegalArgumentException("--enable-mfu-metrics: no built-in dimensions for model '" +
+                capacityModel + "' (known: " + ModelArchitecture.knownNames() + "); give --model-config");
+        }
+        return new dev.tapedeck.metrics.MfuEstimate(model, tensorParallel);
+    }
+
     EngineConfig template()
     {
         return new EngineConfig()
@@ -276,6 +316,7 @@ public final class EngineOptions
             .kvCacheBlocks(kvCacheBlocks())
             .enablePrefixCaching(enablePrefixCaching)
             .kvCacheMetricsSample(kvCacheMetricsSample(kvCacheMetrics, kvCacheMetricsSample))
+            .mfu(enableMfuMetrics ? mfuEstimate() : null)
             .prefixCachingHashSeed(prefixCachingHashSeed)
             .prefixCachingHashAlgo(null == prefixCachingHashAlgo ? BlockHashAlgo.SHA256_CBOR :
                 BlockHashAlgo.of(prefixCachingHashAlgo))

@@ -143,7 +143,8 @@ class DropInFlagsIT
         final ServeCommand command = parse(cli, "serve", "Qwen/Qwen3-8B", "--port", "0", "--tensor-parallel-size",
             "1", "--enforce-eager", "--gpu-memory-utilization", "0.9", "--dtype", "bfloat16", "--max-model-len",
             "8192", "--disable-log-requests", "--trust-remote-code", "--swap-space", "4", "--max-num-seqs", "64",
-            "--no-enable-prefix-caching", "--uvicorn-log-level", "warning", "--generation-config", "vllm");
+            "--no-enable-prefix-caching", "--uvicorn-log-level", "warning", "--generation-config", "vllm",
+            "--enable-mfu-metrics", "--kv-cache-metrics", "--show-hidden-metrics-for-version", "0.18");
         assertEquals(List.of("--dtype", "--trust-remote-code", "--disable-log-requests", "--uvicorn-log-level",
             "--swap-space", "--generation-config", "--enforce-eager").stream().sorted().toList(),
             CompatOptions.noEffect(cli.getSubcommands().get("serve").getParseResult()).stream().sorted().toList());
@@ -151,6 +152,14 @@ class DropInFlagsIT
         {
             assertEquals(200, complete(serve, "Qwen/Qwen3-8B", null).statusCode());
             assertEquals(8192, serve.engineConfigs().get(0).maxModelLen());
+            final String text = metrics(serve);
+            final java.util.regex.Matcher flops = java.util.regex.Pattern.compile(
+                "vllm:estimated_flops_per_gpu_total\\{[^}]*} ([0-9.eE+]+)").matcher(text);
+            assertTrue(flops.find() && Double.parseDouble(flops.group(1)) > 1e10,
+                "a request through Qwen3-8B costs more than 10 GFLOPs: " + text);
+            assertTrue(text.contains("vllm:kv_block_lifetime_seconds_count{engine=\"0\"," +
+                "model_name=\"Qwen/Qwen3-8B\"} 0"), "registered, but never observed without prefix caching, as in " +
+                "vLLM: " + text);
         }
     }
 

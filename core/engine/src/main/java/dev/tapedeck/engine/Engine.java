@@ -78,7 +78,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.config = config;
         this.sink = sink;
         this.batchPerStep = sink.batchPerStep();
-        this.metrics = new EngineMetrics(config.maxModelLen());
+        this.metrics = config.newMetrics();
         this.kv = new KvCache(config, metrics);
         this.scheduler = new Scheduler(config, kv);
         this.step = new Step(config.maxNumSeqs());
@@ -88,10 +88,6 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.observer = config.requestObserver();
         this.random = new SeededRandom(config.seed());
         this.speculative = config.speculativeDecoding();
-        if (null != speculative)
-        {
-            metrics.enableSpecDecode(speculative.numSpeculativeTokens());
-        }
         this.released = new Request[config.maxNumSeqs()];
         this.tokens = new TokenSource(config);
         this.remoteLoads = null == config.kvConnector() ? null :
@@ -580,7 +576,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         stepInFlight = false;
         final long endNs = step.endNs();
         lastStepEndNs = endNs;
-        metrics.onStep(step.totalTokens());
+        metrics.onStep(step.totalTokens(), step);
         kv.endOfStep(endNs); // the blocks this step stored or evicted, published when the step is done, as vLLM does
         if (null != observer)
         {

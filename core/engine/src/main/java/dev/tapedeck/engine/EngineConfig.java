@@ -46,6 +46,7 @@ public final class EngineConfig
     private String prefixCachingHashSeed = BlockHasher.DEFAULT_SEED;
     private BlockHashAlgo prefixCachingHashAlgo = BlockHashAlgo.SHA256_CBOR;
     private int maxLoras = DEFAULT_MAX_LORAS;
+    private dev.tapedeck.metrics.MfuEstimate mfu;
     private double kvCacheMetricsSample;
     private long seed;
     private long frontendDelayNs;
@@ -417,6 +418,39 @@ public final class EngineConfig
     }
 
     /**
+     * @param value vLLM's {@code --enable-mfu-metrics}: the model's FLOPs and bytes estimate per step, or null for
+     *     none.
+     * @return this.
+     */
+    public EngineConfig mfu(final dev.tapedeck.metrics.MfuEstimate value)
+    {
+        mfu = value;
+        return this;
+    }
+
+    /**
+     * @return the engine's metrics, with what this configuration turns on: speculative decoding's,
+     *     {@code --kv-cache-metrics}, {@code --enable-mfu-metrics}.
+     */
+    dev.tapedeck.metrics.EngineMetrics newMetrics()
+    {
+        final dev.tapedeck.metrics.EngineMetrics metrics = new dev.tapedeck.metrics.EngineMetrics(maxModelLen);
+        if (null != speculativeDecoding)
+        {
+            metrics.enableSpecDecode(speculativeDecoding.numSpeculativeTokens());
+        }
+        if (kvCacheMetricsSample > 0)
+        {
+            metrics.enableKvCacheMetrics();
+        }
+        if (null != mfu)
+        {
+            metrics.enableMfu(mfu);
+        }
+        return metrics;
+    }
+
+    /**
      * @param value speculative decoding ({@code --speculative-config}), or null for none.
      * @return this.
      */
@@ -583,6 +617,7 @@ public final class EngineConfig
         copy.prefixCachingHashSeed = prefixCachingHashSeed;
         copy.prefixCachingHashAlgo = prefixCachingHashAlgo;
         copy.kvCacheMetricsSample = kvCacheMetricsSample;
+        copy.mfu = mfu;
         copy.maxLoras = maxLoras;
         copy.seed = seed;
         copy.frontendDelayNs = frontendDelayNs;

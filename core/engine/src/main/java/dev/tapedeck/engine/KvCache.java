@@ -59,10 +59,6 @@ final class KvCache
         residency = prefixCaching && config.kvCacheMetricsSample() > 0 ? new KvResidency(config.kvCacheBlocks(),
             config.kvCacheMetricsSample(), config.seed(), metrics) : null;
         pool.residency(residency);
-        if (config.kvCacheMetricsSample() > 0)
-        {
-            metrics.enableKvCacheMetrics();
-        }
     }
 
     /**

@@ -62,6 +62,11 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
     final Histogram kvBlockIdleBeforeEvict = new Histogram(KV_RESIDENCY_BUCKETS);
     final Histogram kvBlockReuseGap = new Histogram(KV_RESIDENCY_BUCKETS);
     boolean kvCacheMetrics;
+    /** {@code --enable-mfu-metrics}: the step estimate, or null; and the estimated totals per GPU. */
+    private MfuEstimate mfu;
+    double estimatedFlops;
+    double estimatedReadBytes;
+    double estimatedWriteBytes;
     final Histogram requestPromptTokens;
     final Histogram requestGenerationTokens;
     final Histogram iterationTokens = new Histogram(ITERATION_TOKENS_BUCKETS);
@@ -259,10 +264,25 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
      * A step completed.
      *
      * @param computedTokens prompt tokens computed plus tokens generated in the step.
+     * @param step the step's batch (for the MFU estimate).
      */
-    public void onStep(final int computedTokens)
+    public void onStep(final int computedTokens, final dev.tapedeck.latency.StepShape step)
     {
         iterationTokens.observe(computedTokens);
+        if (null != mfu)
+        {
+            mfu.add(step, this);
+        }
+    }
+
+    /**
+     * Count vLLM's MFU estimates per step ({@code --enable-mfu-metrics}).
+     *
+     * @param value the model's estimate.
+     */
+    public void enableMfu(final MfuEstimate value)
+    {
+        mfu = value;
     }
 
     /**

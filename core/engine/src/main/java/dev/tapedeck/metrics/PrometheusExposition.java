@@ -131,6 +131,7 @@ public final class PrometheusExposition
             Counter.PROMPT_RECOMPUTED);
         counter(out, "vllm:generation_tokens", "Number of generation tokens processed.", Counter.GENERATION);
         requestSuccess(out);
+        mfu(out);
         specDecode(out);
         histograms(out);
         if (!nixlMetrics.isEmpty())
@@ -142,6 +143,27 @@ public final class PrometheusExposition
             loraRequestsInfo.write(out, engines);
         }
         cacheConfigInfo(out);
+    }
+
+    /** vLLM's MFU counters: always listed, counting only with {@code --enable-mfu-metrics}. */
+    private void mfu(final StringBuilder out)
+    {
+        final String note = " (for Model Flops Utilization calculations).";
+        final String[][] families = {
+            {"vllm:estimated_flops_per_gpu_total", "Estimated number of floating point operations per GPU"},
+            {"vllm:estimated_read_bytes_per_gpu_total", "Estimated number of bytes read from memory per GPU"},
+            {"vllm:estimated_write_bytes_per_gpu_total", "Estimated number of bytes written to memory per GPU"},
+        };
+        for (int f = 0; f < families.length; f++)
+        {
+            header(out, families[f][0], families[f][1] + note, "counter");
+            for (int e = 0; e < engines.size(); e++)
+            {
+                final EngineMetrics m = engines.get(e).metrics();
+                sample(out, families[f][0], e, null, null, 0 == f ? m.estimatedFlops : 1 == f ?
+                    m.estimatedReadBytes : m.estimatedWriteBytes);
+            }
+        }
     }
 
     private void histograms(final StringBuilder out)
