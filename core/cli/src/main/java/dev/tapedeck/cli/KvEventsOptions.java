@@ -91,7 +91,8 @@ final class KvEventsOptions
         final boolean maps = mapEventFormat || (Format.AUTO == format ? line.kvEventsAsMaps() : Format.MAP == format);
         return new KvEventsSettings(null == endpoint ? KvEventsSettings.DEFAULT_ENDPOINT : endpoint, replayEndpoint,
             null == topic ? defaultTopic : topic, maps, dataParallelRank, bufferSteps,
-            KvEventsSettings.DEFAULT_RING_BYTES, null == endpoint || KvEventsSettings.bindsByVllmsRule(endpoint));
+            KvEventsSettings.DEFAULT_RING_BYTES, null == endpoint || KvEventsSettings.bindsByVllmsRule(endpoint),
+            maps || line.compareTo(VllmLine.V0_19) >= 0);
     }
 
     /**

@@ -88,6 +88,11 @@ class Qwen3KvEventsIT
                 assertEquals(routerTokens[i], tokenIds[i], "token " + i);
             }
             assertEquals(routerHashes.length * 16, tokenIds.length);
+            assertEquals(10, stored.size(), "vLLM 0.19's BlockStored: lora_name, then extra_keys and group_idx");
+            assertEquals(routerHashes.length, stored.get(8).asArrayValue().size(), "one extra-keys entry a block");
+            assertTrue(stored.get(8).asArrayValue().list().stream().allMatch(Value::isNilValue),
+                "a text prompt's blocks have no extra keys: " + stored.get(8));
+            assertEquals(0, stored.get(9).asIntegerValue().toInt(), "group_idx");
         }
         finally
         {

@@ -300,7 +300,8 @@ final class KvCache
         {
             final LoraAdapter lora = request.lora();
             events.blockStored(request.blockHashes, fromBlock, toBlock - fromBlock, request.promptTokenIds(),
-                blockSize, null == lora ? 0 : lora.id(), null == lora ? null : lora.nameUtf8());
+                blockSize, null == lora ? 0 : lora.id(), null == lora ? null : lora.nameUtf8(),
+                request.cacheSaltUtf8());
         }
     }
 

@@ -42,6 +42,7 @@ public final class Request implements EngineMetrics.RequestTiming
     private int parallelN = 1;
     private Request firstSibling;
     private String cacheSalt;
+    private byte[] cacheSaltUtf8;
     private LoraAdapter lora;
     private KvTransferParams kvTransferParams;
     private KvTransferParams kvTransferResult;
@@ -230,6 +231,7 @@ public final class Request implements EngineMetrics.RequestTiming
     public Request cacheSalt(final String value)
     {
         cacheSalt = value;
+        cacheSaltUtf8 = null == value ? null : value.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         return this;
     }
 
@@ -584,6 +586,12 @@ public final class Request implements EngineMetrics.RequestTiming
     boolean fixedOutputEndsWithEos()
     {
         return fixedOutputEndsWithEos;
+    }
+
+    /** The cache salt in UTF-8 (KV events' {@code extra_keys}), or null. */
+    byte[] cacheSaltUtf8()
+    {
+        return cacheSaltUtf8;
     }
 
     int[] tokenPool()

@@ -36,17 +36,21 @@ final class KvEventBatchEncoder
     private static final byte[] LORA_ID = ascii("lora_id");
     private static final byte[] MEDIUM = ascii("medium");
     private static final byte[] LORA_NAME = ascii("lora_name");
+    private static final byte[] EXTRA_KEYS = ascii("extra_keys");
     private static final byte[] GROUP_IDX = ascii("group_idx");
     private static final byte[] KV_CACHE_SPEC_KIND = ascii("kv_cache_spec_kind");
 
     private final MsgPackWriter writer = new MsgPackWriter();
     private final ExpandableArrayBuffer out = new ExpandableArrayBuffer(64 * 1024);
     private final boolean asMaps;
+    /** {@code BlockStored} carries {@code extra_keys} (and, as an array, {@code group_idx}): vLLM 0.19 and newer. */
+    private final boolean extraKeys;
     private final int dataParallelRank;
 
-    KvEventBatchEncoder(final boolean asMaps, final int dataParallelRank)
+    KvEventBatchEncoder(final boolean asMaps, final boolean extraKeys, final int dataParallelRank)
     {
         this.asMaps = asMaps;
+        this.extraKeys = asMaps || extraKeys;
         this.dataParallelRank = dataParallelRank;
     }
 
@@ -113,19 +117,25 @@ final class KvEventBatchEncoder
         final long parent = record.getLong(at + 9);
         final int loraId = record.getInt(at + 17);
         final int loraNameLength = record.getInt(at + 21);
-        at += 25;
+        final int saltLength = record.getInt(at + 25);
+        at += 29;
         final int loraNameAt = at;
         if (loraNameLength > 0)
         {
             at += loraNameLength;
         }
+        final int saltAt = at;
+        if (saltLength > 0)
+        {
+            at += saltLength;
+        }
         if (asMaps)
         {
-            writer.mapHeader(10).string(TYPE).string(BLOCK_STORED).string(BLOCK_HASHES);
+            writer.mapHeader(11).string(TYPE).string(BLOCK_STORED).string(BLOCK_HASHES);
         }
         else
         {
-            writer.arrayHeader(8).string(BLOCK_STORED);
+            writer.arrayHeader(extraKeys ? 10 : 8).string(BLOCK_STORED);
         }
         writer.arrayHeader(blockCount);
         for (int i = 0; i < blockCount; i++)
@@ -172,11 +182,49 @@ final class KvEventBatchEncoder
         {
             writer.nil();
         }
+        if (extraKeys)
+        {
+            key(EXTRA_KEYS);
+            extraKeys(record, blockCount, !hasParent, loraNameAt, loraNameLength, saltAt, saltLength);
+        }
         if (asMaps)
         {
             writer.string(GROUP_IDX).int64(0).string(KV_CACHE_SPEC_KIND).string(FULL_ATTENTION);
         }
+        else if (extraKeys)
+        {
+            writer.int64(0); // group_idx
+        }
         return at;
+    }
+
+    /**
+     * vLLM's {@code extra_keys}: per stored block what its hash covers besides its tokens, nil for nothing: the LoRA
+     * name on every block, then the cache salt on the request's first block.
+     */
+    private void extraKeys(final DirectBuffer record, final int blockCount, final boolean startsAtFirstBlock,
+        final int loraNameAt, final int loraNameLength, final int saltAt, final int saltLength)
+    {
+        writer.arrayHeader(blockCount);
+        for (int i = 0; i < blockCount; i++)
+        {
+            final boolean salted = saltLength >= 0 && 0 == i && startsAtFirstBlock;
+            final int keys = (loraNameLength >= 0 ? 1 : 0) + (salted ? 1 : 0);
+            if (0 == keys)
+            {
+                writer.nil();
+                continue;
+            }
+            writer.arrayHeader(keys);
+            if (loraNameLength >= 0)
+            {
+                writer.string(record, loraNameAt, loraNameLength);
+            }
+            if (salted)
+            {
+                writer.string(record, saltAt, saltLength);
+            }
+        }
     }
 
     private void removed(final long hash)

@@ -68,7 +68,8 @@ public final class KvEventPublisher implements Agent
         this.settings = settings;
         this.context = context;
         this.stager = stager;
-        this.encoder = new KvEventBatchEncoder(settings.eventsAsMaps(), settings.dataParallelRank());
+        this.encoder = new KvEventBatchEncoder(settings.eventsAsMaps(), settings.extraKeys(),
+            settings.dataParallelRank());
         this.history = new byte[settings.bufferSteps()][];
         this.topic = settings.topic().getBytes(StandardCharsets.UTF_8);
     }

@@ -72,8 +72,11 @@ public final class KvEventStager implements KvEventSink
 
     @Override
     public void blockStored(final long[] blockHashes, final int firstBlock, final int blockCount,
-        final int[] tokenIds, final int blockSize, final int loraId, final byte[] loraNameUtf8)
+        final int[] tokenIds, final int blockSize, final int loraId, final byte[] loraNameUtf8,
+        final byte[] cacheSaltUtf8)
     {
+        // the salt is an extra key of the request's first block only
+        final byte[] salt = 0 == firstBlock ? cacheSaltUtf8 : null;
         staging.putByte(length, STORED);
         staging.putInt(length + 1, blockCount);
         staging.putInt(length + 5, blockSize);
@@ -81,11 +84,17 @@ public final class KvEventStager implements KvEventSink
         staging.putLong(length + 10, firstBlock > 0 ? blockHashes[firstBlock - 1] : 0L);
         staging.putInt(length + 18, loraId);
         staging.putInt(length + 22, null == loraNameUtf8 ? -1 : loraNameUtf8.length);
-        length += 26;
+        staging.putInt(length + 26, null == salt ? -1 : salt.length);
+        length += 30;
         if (null != loraNameUtf8)
         {
             staging.putBytes(length, loraNameUtf8);
             length += loraNameUtf8.length;
+        }
+        if (null != salt)
+        {
+            staging.putBytes(length, salt);
+            length += salt.length;
         }
         for (int i = 0; i < blockCount; i++)
         {

@@ -20,6 +20,8 @@ import java.util.regex.Pattern;
  * @param bufferSteps batches kept for replay.
  * @param ringBytes capacity of the engine-to-publisher ring (a power of two).
  * @param bindsPublisher true when the PUB socket binds, false when it connects to a subscriber that binds.
+ * @param extraKeys {@code BlockStored} carries {@code extra_keys} (and, as an array, {@code group_idx}): vLLM 0.19 and
+ *     newer (the keys a block's hash covers: the LoRA name, the cache salt on the first block; nil for none).
  */
 public record KvEventsSettings(
     String endpoint,
@@ -29,7 +31,8 @@ public record KvEventsSettings(
     int dataParallelRank,
     int bufferSteps,
     int ringBytes,
-    boolean bindsPublisher)
+    boolean bindsPublisher,
+    boolean extraKeys)
 {
     /** vLLM's default endpoint: every interface. */
     public static final String VLLM_DEFAULT_ENDPOINT = "tcp://*:5557";
@@ -52,7 +55,7 @@ public record KvEventsSettings(
         final boolean eventsAsMaps, final int dataParallelRank, final int bufferSteps, final int ringBytes)
     {
         this(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes,
-            bindsByVllmsRule(endpoint));
+            bindsByVllmsRule(endpoint), eventsAsMaps);
     }
 
     /**
@@ -122,7 +125,7 @@ public record KvEventsSettings(
     public KvEventsSettings replayEndpoint(final String value)
     {
         return new KvEventsSettings(endpoint, value, topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes,
-            bindsPublisher);
+            bindsPublisher, extraKeys);
     }
 
     /**
@@ -132,7 +135,7 @@ public record KvEventsSettings(
     public KvEventsSettings eventsAsMaps(final boolean value)
     {
         return new KvEventsSettings(endpoint, replayEndpoint, topic, value, dataParallelRank, bufferSteps, ringBytes,
-            bindsPublisher);
+            bindsPublisher, extraKeys);
     }
 
     /**
@@ -142,7 +145,7 @@ public record KvEventsSettings(
     public KvEventsSettings bufferSteps(final int value)
     {
         return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, value, ringBytes,
-            bindsPublisher);
+            bindsPublisher, extraKeys);
     }
 
     /**
@@ -152,7 +155,7 @@ public record KvEventsSettings(
     public KvEventsSettings ringBytes(final int value)
     {
         return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, dataParallelRank, bufferSteps,
-            value, bindsPublisher);
+            value, bindsPublisher, extraKeys);
     }
 
     /**
@@ -162,7 +165,7 @@ public record KvEventsSettings(
     public KvEventsSettings topic(final String value)
     {
         return new KvEventsSettings(endpoint, replayEndpoint, value, eventsAsMaps, dataParallelRank, bufferSteps,
-            ringBytes, bindsPublisher);
+            ringBytes, bindsPublisher, extraKeys);
     }
 
     /**
@@ -172,7 +175,7 @@ public record KvEventsSettings(
     public KvEventsSettings dataParallelRank(final int rank)
     {
         return new KvEventsSettings(endpoint, replayEndpoint, topic, eventsAsMaps, rank, bufferSteps, ringBytes,
-            bindsPublisher);
+            bindsPublisher, extraKeys);
     }
 
     /**
@@ -190,7 +193,7 @@ public record KvEventsSettings(
         }
         return new KvEventsSettings(offset(endpoint, index), null == replayEndpoint ? null :
             offset(replayEndpoint, index), topic, eventsAsMaps, dataParallelRank, bufferSteps, ringBytes,
-            bindsPublisher);
+            bindsPublisher, extraKeys);
     }
 
     private static String offset(final String endpoint, final int index)

@@ -179,7 +179,8 @@ class LoraSchedulingTest
         {
             @Override
             public void blockStored(final long[] blockHashes, final int firstBlock, final int blockCount,
-                final int[] tokenIds, final int blockSize, final int loraId, final byte[] loraNameUtf8)
+                final int[] tokenIds, final int blockSize, final int loraId, final byte[] loraNameUtf8,
+                final byte[] cacheSaltUtf8)
             {
                 stored.add(new Object[] {blockCount, loraId,
                     null == loraNameUtf8 ? null : new String(loraNameUtf8, StandardCharsets.UTF_8),

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import dev.tapedeck.kv.BlockHasher;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
@@ -34,12 +35,18 @@ class KvEventBatchEncoderTest
     /** Stage through the engine's side and take the record back out of the ring. */
     private static byte[] encode(final boolean asMaps, final java.util.function.Consumer<KvEventStager> events)
     {
+        return encode(asMaps, false, events);
+    }
+
+    private static byte[] encode(final boolean asMaps, final boolean extraKeys,
+        final java.util.function.Consumer<KvEventStager> events)
+    {
         // the engine's clock reads 0 when the stager is made and the step ends 250 ms later: the batch is dated by the
         // wall clock at the stager's making plus those 250 ms, the example's timestamp
         final KvEventStager stager = new KvEventStager(64 * 1024, () -> 0L, () -> TS_NS - 250_000_000L);
         events.accept(stager);
         stager.endOfStep(250_000_000L);
-        final KvEventBatchEncoder encoder = new KvEventBatchEncoder(asMaps, 0);
+        final KvEventBatchEncoder encoder = new KvEventBatchEncoder(asMaps, extraKeys, 0);
         final byte[][] out = new byte[1][];
         assertEquals(1, stager.ring().read((type, buffer, index, length) ->
         {
@@ -72,30 +79,50 @@ class KvEventBatchEncoderTest
     {
         final long[] hashes = new BlockHasher("0").blockHashes(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, "sql", null);
         final java.util.function.Consumer<KvEventStager> stored = stager -> stager.blockStored(hashes, 1, 1,
-            new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 300, "sql".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 300, "sql".getBytes(java.nio.charset.StandardCharsets.UTF_8), null);
         final String blocks = "91" + "cf" + String.format("%016x", hashes[1]);
         final String parent = "cf" + String.format("%016x", hashes[0]);
         // lora_id 300 is a uint16 (cd 01 2c); lora_name a fixstr
         assertEquals("93" + "cb41d954fc40200000" + "91" + "98" + "ab" + ascii("BlockStored") + blocks + parent +
             "94" + "05060708" + "04" + "cd012c" + "a3" + ascii("GPU") + "a3" + ascii("sql") + "00",
             hex(encode(false, stored)));
-        assertEquals("93" + "cb41d954fc40200000" + "91" + "8a" + "a4" + ascii("type") + "ab" +
+        assertEquals("93" + "cb41d954fc40200000" + "91" + "8b" + "a4" + ascii("type") + "ab" +
             ascii("BlockStored") + "ac" + ascii("block_hashes") + blocks + "b1" + ascii("parent_block_hash") +
             parent + "a9" + ascii("token_ids") + "94" + "05060708" + "aa" + ascii("block_size") + "04" + "a7" +
             ascii("lora_id") + "cd012c" + "a6" + ascii("medium") + "a3" + ascii("GPU") + "a9" + ascii("lora_name") +
-            "a3" + ascii("sql") + "a9" + ascii("group_idx") + "00" + "b2" + ascii("kv_cache_spec_kind") + "ae" +
-            ascii("full_attention") + "00", hex(encode(true, stored)));
+            "a3" + ascii("sql") + "aa" + ascii("extra_keys") + "91" + "91" + "a3" + ascii("sql") + "a9" +
+            ascii("group_idx") + "00" + "b2" + ascii("kv_cache_spec_kind") + "ae" + ascii("full_attention") + "00",
+            hex(encode(true, stored)), "the LoRA name is the block's extra key");
+    }
+
+    @Test
+    void shouldCarryExtraKeysAndGroupIndexInTheArraysOfVllm019()
+    {
+        final long[] hashes = new BlockHasher("0").blockHashes(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, "sql", "s1");
+        final String text = hex(encode(false, true, stager -> stager.blockStored(hashes, 0, 2,
+            new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 300, "sql".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+            "s1".getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+        // ["BlockStored", hashes, nil, tokens, 4, 300, "GPU", "sql", [["sql","s1"], ["sql"]], 0]: the salt is an
+        // extra key of the first block only, as in vLLM's block hash
+        assertEquals("93" + "cb41d954fc40200000" + "91" + "9a" + "ab" + ascii("BlockStored") + "92" + "cf" +
+            String.format("%016x", hashes[0]) + "cf" + String.format("%016x", hashes[1]) + "c0" + "98" +
+            "0102030405060708" + "04" + "cd012c" + "a3" + ascii("GPU") + "a3" + ascii("sql") + "92" + "92" + "a3" +
+            ascii("sql") + "a2" + ascii("s1") + "91" + "a3" + ascii("sql") + "00" + "00", text);
+        final String plain = hex(encode(false, true, KvEventBatchEncoderTest::storeExample));
+        assertTrue(plain.contains("a3" + ascii("GPU") + "c0" + "92c0c0" + "00"), "a text block's keys are nil, " +
+            "one per block: " + plain);
     }
 
     @Test
     void shouldEncodeTheMapFormOfTheWorkedExample()
     {
-        final String expected = "93" + "cb41d954fc40200000" + "91" + "8a" + "a4" + ascii("type") + "ab" +
+        final String expected = "93" + "cb41d954fc40200000" + "91" + "8b" + "a4" + ascii("type") + "ab" +
             ascii("BlockStored") + "ac" + ascii("block_hashes") + "92" + "cf" + String.format("%016x", H0) + "cf" +
             String.format("%016x", H1) + "b1" + ascii("parent_block_hash") + "c0" + "a9" + ascii("token_ids") +
             "98" + "0102030405060708" + "aa" + ascii("block_size") + "04" + "a7" + ascii("lora_id") + "c0" + "a6" +
-            ascii("medium") + "a3" + ascii("GPU") + "a9" + ascii("lora_name") + "c0" + "a9" + ascii("group_idx") +
-            "00" + "b2" + ascii("kv_cache_spec_kind") + "ae" + ascii("full_attention") + "00";
+            ascii("medium") + "a3" + ascii("GPU") + "a9" + ascii("lora_name") + "c0" + "aa" + ascii("extra_keys") +
+            "92" + "c0c0" + "a9" + ascii("group_idx") + "00" + "b2" + ascii("kv_cache_spec_kind") + "ae" +
+            ascii("full_attention") + "00";
         assertEquals(expected, hex(encode(true, KvEventBatchEncoderTest::storeExample)));
     }
 
