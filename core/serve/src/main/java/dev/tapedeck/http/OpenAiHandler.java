@@ -174,6 +174,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             case "/tokenize":
             case "/detokenize":
             case "/v1/embeddings":
+            case "/v1/messages/count_tokens":
                 respond(TokenEndpoints.handle(instance, admission, path, method, request), keepAlive);
                 break;
             case "/v1/load_lora_adapter":

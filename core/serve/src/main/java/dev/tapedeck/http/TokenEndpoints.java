@@ -63,6 +63,8 @@ final class TokenEndpoints
                     return tokenize(instance, admission, request);
                 case "/detokenize":
                     return detokenize(instance, RequestParser.jsonObject(request));
+                case "/v1/messages/count_tokens":
+                    return countTokens(admission, request);
                 default:
                     return embeddings(instance, admission, RequestParser.jsonObject(request));
             }
@@ -71,6 +73,27 @@ final class TokenEndpoints
         {
             return ControlResponses.error(ex);
         }
+    }
+
+    /**
+     * Anthropic's {@code POST /v1/messages/count_tokens}, as vLLM serves it: a Messages body ({@code max_tokens} not
+     * needed) counted as its chat prompt, {@code {"input_tokens": N}}.
+     */
+    private static FullHttpResponse countTokens(final CompletionAdmission admission, final FullHttpRequest request)
+    {
+        final ObjectNode body = (ObjectNode)RequestParser.jsonObject(request);
+        if (!body.has("max_tokens"))
+        {
+            body.put("max_tokens", 1);
+        }
+        final ParsedRequest parsed = admission.parser().parse(new java.io.ByteArrayInputStream(body.toString()
+            .getBytes(StandardCharsets.UTF_8)), ParsedRequest.Endpoint.MESSAGES);
+        int count = 0;
+        for (final int[] prompt : admission.tokenize(parsed))
+        {
+            count += prompt.length;
+        }
+        return ControlResponses.json(HttpResponseStatus.OK, "{\"input_tokens\":" + count + "}");
     }
 
     private static FullHttpResponse tokenize(final Instance instance, final CompletionAdmission admission,

@@ -124,6 +124,11 @@ class OtherApisIT
             .maxTokens(5).system("be brief").addUserMessage("hello").build());
         assertEquals(StopReason.MAX_TOKENS, message.stopReason().orElseThrow());
         assertEquals(5, message.usage().outputTokens());
+        final java.net.http.HttpResponse<String> counted = server.post("/v1/messages/count_tokens", "{\"model\":\"" +
+            TestServer.MODEL + "\",\"system\":\"be brief\",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}");
+        assertEquals(200, counted.statusCode(), counted.body());
+        assertEquals(message.usage().inputTokens(), JSON.readTree(counted.body()).get("input_tokens").asLong(),
+            "count_tokens counts the prompt a message is charged");
         assertFalse(message.content().get(0).asText().text().isEmpty());
 
         final MessageAccumulator accumulator = MessageAccumulator.create();
