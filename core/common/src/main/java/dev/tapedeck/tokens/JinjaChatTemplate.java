@@ -3,7 +3,6 @@ package dev.tapedeck.tokens;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.LocalDate;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -203,9 +202,43 @@ public final class JinjaChatTemplate implements PromptTemplate
      */
     public static String strftimeNow(final String format)
     {
-        final String pattern = format.replace("%d", "dd").replace("%b", "MMM").replace("%B", "MMMM")
-            .replace("%Y", "yyyy").replace("%m", "MM").replace("%y", "yy");
-        return LocalDate.now().format(DateTimeFormatter.ofPattern(pattern, Locale.ENGLISH));
+        final java.time.LocalDateTime now = java.time.LocalDateTime.now();
+        final StringBuilder out = new StringBuilder();
+        for (int i = 0; i < format.length(); i++)
+        {
+            final char c = format.charAt(i);
+            if ('%' != c || i + 1 == format.length())
+            {
+                out.append(c);
+                continue;
+            }
+            final char directive = format.charAt(++i);
+            final String pattern = switch (directive)
+            {
+                case 'd' -> "dd";
+                case 'b' -> "MMM";
+                case 'B' -> "MMMM";
+                case 'Y' -> "yyyy";
+                case 'y' -> "yy";
+                case 'm' -> "MM";
+                case 'H' -> "HH";
+                case 'M' -> "mm";
+                case 'S' -> "ss";
+                case 'A' -> "EEEE";
+                case 'a' -> "EEE";
+                case 'j' -> "DDD";
+                default -> null;
+            };
+            if (null == pattern)
+            {
+                out.append('%').append(directive); // as Python leaves an unknown directive
+            }
+            else
+            {
+                out.append(now.format(DateTimeFormatter.ofPattern(pattern, Locale.ENGLISH)));
+            }
+        }
+        return out.toString();
     }
 
     /**
@@ -219,43 +252,17 @@ public final class JinjaChatTemplate implements PromptTemplate
         for (int at = template.indexOf("namespace(", from); at >= 0; at = template.indexOf("namespace(", from))
         {
             final int open = at + "namespace(".length();
-            final List<String> arguments = new ArrayList<>();
-            int depth = 1;
-            int start = open;
-            int i = open;
-            char quote = 0;
-            for (; i < template.length() && depth > 0; i++)
+            final List<String> arguments = argumentsOf(template, open);
+            if (null == arguments)
             {
-                final char ch = template.charAt(i);
-                if (0 != quote)
-                {
-                    quote = ch == quote ? 0 : quote;
-                }
-                else if ('\'' == ch || '"' == ch)
-                {
-                    quote = ch;
-                }
-                else if ('(' == ch || '[' == ch || '{' == ch)
-                {
-                    depth++;
-                }
-                else if (')' == ch || ']' == ch || '}' == ch)
-                {
-                    if (0 == --depth)
-                    {
-                        arguments.add(template.substring(start, i));
-                    }
-                }
-                else if (',' == ch && 1 == depth)
-                {
-                    arguments.add(template.substring(start, i));
-                    start = i + 1;
-                }
+                break; // unbalanced (in a comment or a string): the rest is left as it is
             }
             out.append(template, from, open);
+            int end = open;
             for (int k = 0; k < arguments.size(); k++)
             {
                 final String argument = arguments.get(k);
+                end += argument.length() + 1;
                 final int equals = argument.indexOf('=');
                 out.append(k > 0 ? "," : "");
                 final boolean named = equals > 0 && equals + 1 < argument.length() &&
@@ -264,9 +271,56 @@ public final class JinjaChatTemplate implements PromptTemplate
                     argument);
             }
             out.append(')');
-            from = i;
+            from = end;
         }
         return out.append(template.substring(from)).toString();
+    }
+
+    /**
+     * @return the top-level comma-separated arguments of the call whose parenthesis opened just before
+     *     {@code open}, or null when its brackets do not balance.
+     */
+    private static List<String> argumentsOf(final String template, final int open)
+    {
+        final List<String> arguments = new ArrayList<>();
+        final StringBuilder closers = new StringBuilder(")");
+        int start = open;
+        char quote = 0;
+        for (int i = open; i < template.length(); i++)
+        {
+            final char ch = template.charAt(i);
+            if (0 != quote)
+            {
+                quote = ch == quote ? 0 : quote;
+            }
+            else if ('\'' == ch || '"' == ch)
+            {
+                quote = ch;
+            }
+            else if ('(' == ch || '[' == ch || '{' == ch)
+            {
+                closers.append('(' == ch ? ')' : '[' == ch ? ']' : '}');
+            }
+            else if (')' == ch || ']' == ch || '}' == ch)
+            {
+                if (ch != closers.charAt(closers.length() - 1))
+                {
+                    return null;
+                }
+                closers.setLength(closers.length() - 1);
+                if (closers.isEmpty())
+                {
+                    arguments.add(template.substring(start, i));
+                    return arguments;
+                }
+            }
+            else if (',' == ch && 1 == closers.length())
+            {
+                arguments.add(template.substring(start, i));
+                start = i + 1;
+            }
+        }
+        return null;
     }
 
     private static Jinjava engine()

@@ -148,6 +148,10 @@ final class PythonMethods extends ELResolver
     static List<String> split(final String text, final String separator, final int maxSplit)
     {
         final List<String> parts = new ArrayList<>();
+        if (null != separator && separator.isEmpty())
+        {
+            throw new IllegalArgumentException("empty separator"); // Python's ValueError
+        }
         if (null == separator)
         {
             for (final String part : text.strip().split("\\s+", maxSplit < 0 ? 0 : maxSplit + 1))

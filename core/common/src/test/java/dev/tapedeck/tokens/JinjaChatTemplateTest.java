@@ -115,6 +115,20 @@ class JinjaChatTemplateTest
     }
 
     @Test
+    void shouldRefuseOrRenderTheEdgeCasesWithoutHanging()
+    {
+        final List<ChatTemplate.Message> hi = List.of(new ChatTemplate.Message("user", "a b"));
+        final IllegalArgumentException empty = assertThrows(IllegalArgumentException.class, () ->
+            new JinjaChatTemplate("{{ messages[0].content.split('') }}", null, null, "test").render(hi, List.of()));
+        assertTrue(empty.getMessage().contains("split"), "refused, not an endless loop: " + empty.getMessage());
+        final String date = new JinjaChatTemplate("{{ strftime_now('%A %d %b %Y, %H:%M %Q') }}", null, null, "test")
+            .render(hi, List.of());
+        assertTrue(date.matches("[A-Z][a-z]+day \\d{2} [A-Z][a-z]{2} \\d{4}, \\d{2}:\\d{2} %Q"), date);
+        assertEquals("a b|{# namespace( #}", new JinjaChatTemplate("{{ messages[0].content }}|{{ '{# namespace( #}' }}",
+            null, null, "test").render(hi, List.of()), "an unbalanced namespace( in a string leaves the rest as it is");
+    }
+
+    @Test
     void shouldGiveBuiltInTemplatesTheToolsToo()
     {
         final List<Map<String, Object>> tools = List.of(Map.of("type", "function", "function", Map.of("name", "f")));

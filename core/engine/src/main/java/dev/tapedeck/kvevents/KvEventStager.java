@@ -24,7 +24,8 @@ import dev.tapedeck.kv.KvEventSink;
  * Record layout (native order): {@code long epochNs} (the step's end on the engine's clock, moved to the epoch by
  * the offset between the two clocks read once at construction), then events: {@code byte STORED, int blockCount,
  * int blockSize, byte hasParent, long parent, int loraId (0: none), int loraNameLength (-1: none),
- * byte[loraNameLength] loraName, long[blockCount] hashes, int[blockCount * blockSize] tokens};
+ * int cacheSaltLength (-1: none, or not the request's first block), byte[loraNameLength] loraName,
+ * byte[cacheSaltLength] cacheSalt, long[blockCount] hashes, int[blockCount * blockSize] tokens};
  * {@code byte REMOVED, long hash}; {@code byte CLEARED}.
  * <p>
  * <b>Threading</b>: the {@link KvEventSink} methods are called on the engine's thread only; {@link #ring()} is read

@@ -75,8 +75,9 @@ final class CompletionAdmission
                 {
                     prepared = prepare(http, endpoint, arrivalNs);
                 }
-                catch (final RuntimeException ex)
+                catch (final RuntimeException | Error ex)
                 {
+                    // whatever happens, the connection gets an answer and reads again
                     prepared = new Prepared(null, null, null, new ApiException(
                         HttpResponseStatus.INTERNAL_SERVER_ERROR, "InternalServerError",
                         "could not prepare the request: " + ex, null), arrivalNs);
@@ -135,6 +136,11 @@ final class CompletionAdmission
         {
             return new Prepared(null, null, null, ex, arrivalNs);
         }
+        catch (final IllegalArgumentException | StackOverflowError ex)
+        {
+            // a body the parser's helpers cannot take (a malformed earlier tool call, a schema too deep to read)
+            return new Prepared(null, null, null, unreadable(ex), arrivalNs);
+        }
         try
         {
             checkLogprobs(request.logprobs, instance.options().api().maxLogprobs(),
@@ -150,7 +156,12 @@ final class CompletionAdmission
                 planTokenIds = new int[plans.length][];
                 for (int i = 0; i < plans.length; i++)
                 {
-                    planTokenIds[i] = null == plans[i] ? null : instance.tokenizer().encode(plans[i].text());
+                    if (null != plans[i])
+                    {
+                        planTokenIds[i] = tokenizePlan(plans[i]);
+                        plans[i] = plans[i].atDecodedOffsets(decodedBytes(encodePart(plans[i].before())),
+                            decodedBytes(encodePart(plans[i].arguments())));
+                    }
                 }
             }
             return new Prepared(request, prompts, echo, null, arrivalNs, plans, planTokenIds);
@@ -159,6 +170,48 @@ final class CompletionAdmission
         {
             return new Prepared(request, null, null, ex, arrivalNs);
         }
+        catch (final IllegalArgumentException | StackOverflowError ex)
+        {
+            // a schema or pattern the samplers cannot draw from
+            return new Prepared(request, null, null, unreadable(ex), arrivalNs);
+        }
+    }
+
+    private static ApiException unreadable(final Throwable ex)
+    {
+        return ApiException.badRequest(ex instanceof StackOverflowError ? "the request's schemas are nested too " +
+            "deeply to draw an output from" : String.valueOf(ex.getMessage()), null);
+    }
+
+    /**
+     * A structured output's tokens: the text before the call's arguments, the arguments and the text after them,
+     * each tokenized on its own, so that the arguments are whole tokens whose decoded bytes the frontend finds by
+     * offset whatever the tokenizer adds in decoding (a SentencePiece space, say).
+     */
+    private int[] tokenizePlan(final OutputPlan plan)
+    {
+        final int[] before = encodePart(plan.before());
+        final int[] arguments = encodePart(plan.arguments());
+        final int[] after = encodePart(plan.after());
+        final int[] ids = java.util.Arrays.copyOf(before, before.length + arguments.length + after.length);
+        System.arraycopy(arguments, 0, ids, before.length, arguments.length);
+        System.arraycopy(after, 0, ids, before.length + arguments.length, after.length);
+        return ids;
+    }
+
+    private int[] encodePart(final String text)
+    {
+        return text.isEmpty() ? new int[0] : instance.tokenizer().encode(text);
+    }
+
+    private int decodedBytes(final int[] ids)
+    {
+        int bytes = 0;
+        for (final int id : ids)
+        {
+            bytes += instance.tokenizer().vocabulary().bytes(id).length;
+        }
+        return bytes;
     }
 
     /**

@@ -23,6 +23,7 @@ import dev.tapedeck.tokens.TokenVocabulary;
  */
 final class HttpFront implements OutputSink
 {
+    private static final System.Logger LOG = System.getLogger(HttpFront.class.getName());
     private final EventLoop loop;
     private final ServeOptions options;
     private final TokenVocabulary vocabulary;
@@ -203,7 +204,16 @@ final class HttpFront implements OutputSink
         {
             final HttpStream stream = dirty[i];
             dirty[i] = null;
-            stream.flush();
+            try
+            {
+                stream.flush();
+            }
+            catch (final RuntimeException ex)
+            {
+                // a defect in one response (or in the pipelined request it starts) must not stop every other stream
+                LOG.log(System.Logger.Level.WARNING, "writing a response failed; closing its connection", ex);
+                stream.ctx.close();
+            }
         }
         dirtyCount = 0;
         batches++;

@@ -59,8 +59,10 @@ final class Logprobs
     {
         final long hash = SeededRandom.mix(SeededRandom.mix(0x10c9L, tokenId), position);
         final double first = 0.4 + 0.59 * ((hash >>> 11) & 0xFFFF) / 65_536.0;
-        final double probability = 1 == rank ? first : (1 - first) * Math.pow(0.5, rank - 1) * 0.9;
-        return Math.round(Math.log(probability) * MICROS);
+        // in log space, so that deep ranks (thousands, with -1 for the vocabulary) stay finite
+        final double logProbability = 1 == rank ? Math.log(first) :
+            Math.log((1 - first) * 0.9) - (rank - 1) * Math.log(2);
+        return Math.round(logProbability * MICROS);
     }
 
     /**
@@ -69,11 +71,17 @@ final class Logprobs
      */
     static int alternative(final TokenVocabulary vocabulary, final int tokenId, final int position, final int rank)
     {
+        // ranks walk the pool from a drawn start with a stride prime to its size, so no two ranks share a token;
+        // the one step that would land on the emitted token takes the walk's last step instead
         final int[] pool = vocabulary.randomTokenIds();
-        int index = Math.floorMod(SeededRandom.mix(SeededRandom.mix(tokenId, position), rank), pool.length);
+        final long size = pool.length;
+        final long stride = 7919 % size == 0 && size > 1 ? 7907 : 7919;
+        final long start = Math.floorMod(SeededRandom.mix(tokenId, position), size);
+        final long step = rank - 2;
+        int index = (int)((start + step * stride) % size);
         if (pool[index] == tokenId)
         {
-            index = (index + 1) % pool.length;
+            index = (int)((start + (size - 1) * stride) % size);
         }
         return pool[index];
     }

@@ -36,6 +36,11 @@ public final class JsonSampler
         "prairie", "quartz", "tundra", "beacon", "cedar", "delta", "glacier", "island",
     };
     private static final int MAX_DEPTH = 8;
+    /** Past this depth every value is the cheapest one its type allows: recursion always ends. */
+    private static final int HARD_DEPTH = 24;
+    /** Past this many characters, optional content stops; counts and lengths are held below it. */
+    private static final int MAX_CHARS = 32 * 1024;
+    private static final int MAX_COUNT = 1000;
 
     private final SeededRandom random;
     private final JsonNode root;
@@ -70,6 +75,11 @@ public final class JsonSampler
     private void value(final JsonNode schema, final int depth)
     {
         final JsonNode resolved = resolve(schema);
+        if (depth >= HARD_DEPTH || out.length() > MAX_CHARS)
+        {
+            cheapest(resolved);
+            return;
+        }
         if (resolved.isBoolean())
         {
             // true: anything (a word); false: nothing validates, and null is as near as any
@@ -109,6 +119,46 @@ public final class JsonSampler
             case "null" -> out.append("null");
             default -> string(resolved);
         }
+    }
+
+    /**
+     * The shortest value the schema's type allows, without looking inside it: {@code null} when allowed, else an
+     * empty object, list or string, or the smallest number (a recursive schema's required parts are not written).
+     */
+    private void cheapest(final JsonNode schema)
+    {
+        if (schema.has("const"))
+        {
+            out.append(schema.get("const").toString());
+            return;
+        }
+        if (schema.path("enum").isArray() && !schema.path("enum").isEmpty())
+        {
+            out.append(schema.get("enum").get(0).toString());
+            return;
+        }
+        final JsonNode type = schema.get("type");
+        final List<String> types = new ArrayList<>();
+        if (null != type && type.isTextual())
+        {
+            types.add(type.asText());
+        }
+        else if (null != type && type.isArray())
+        {
+            type.forEach(t -> types.add(t.asText()));
+        }
+        final String first = types.contains("null") ? "null" : types.isEmpty() ? (schema.has("items") ? "array" :
+            "object") : types.get(0);
+        out.append(switch (first)
+        {
+            case "null" -> "null";
+            case "array" -> "[]";
+            case "string" -> "\"\"";
+            case "integer", "number" -> schema.path("minimum").isNumber() ? Long.toString((long)Math.ceil(
+                schema.get("minimum").asDouble())) : "0";
+            case "boolean" -> "false";
+            default -> "{}";
+        });
     }
 
     private String type(final JsonNode schema, final int depth)
@@ -190,14 +240,15 @@ public final class JsonSampler
         final JsonNode prefix = schema.get("prefixItems");
         final JsonNode items = schema.get("items");
         final int prefixCount = null != prefix && prefix.isArray() ? prefix.size() : 0;
-        final int min = Math.max(schema.path("minItems").asInt(0), items != null && items.isBoolean() &&
-            !items.asBoolean() ? prefixCount : 0);
-        int max = schema.has("maxItems") ? schema.get("maxItems").asInt() : Math.max(min, 3);
+        final int min = Math.min(MAX_COUNT, Math.max(schema.path("minItems").asInt(0), items != null &&
+            items.isBoolean() && !items.asBoolean() ? prefixCount : 0));
+        int max = Math.min(min + 3, schema.has("maxItems") ? schema.get("maxItems").asInt() : Math.max(min, 3));
         if (null != items && items.isBoolean() && !items.asBoolean())
         {
             max = Math.min(max, prefixCount);
         }
-        final int count = depth >= MAX_DEPTH ? min : min + random.nextInt(Math.max(1, max - min + 1));
+        final int count = depth >= MAX_DEPTH || out.length() > MAX_CHARS / 2 ? min :
+            min + random.nextInt(Math.max(1, max - min + 1));
         out.append('[');
         for (int i = 0; i < count; i++)
         {
@@ -219,8 +270,11 @@ public final class JsonSampler
 
     private void integer(final JsonNode schema)
     {
-        long low = schema.has("minimum") ? (long)Math.ceil(schema.get("minimum").asDouble()) : 0;
-        long high = schema.has("maximum") ? (long)Math.floor(schema.get("maximum").asDouble()) : low + 100;
+        // bounds held within +-2^52, where doubles are exact and high - low + 1 cannot overflow
+        final double limit = 0x1p52;
+        long low = schema.has("minimum") ? (long)Math.max(-limit, Math.ceil(schema.get("minimum").asDouble())) : 0;
+        long high = schema.has("maximum") ? (long)Math.min(limit, Math.floor(schema.get("maximum").asDouble())) :
+            low + 100;
         if (schema.has("exclusiveMinimum") && schema.get("exclusiveMinimum").isNumber())
         {
             low = Math.max(low, (long)Math.floor(schema.get("exclusiveMinimum").asDouble()) + 1);
@@ -256,10 +310,11 @@ public final class JsonSampler
 
     private void number(final JsonNode schema)
     {
-        final double low = schema.has("minimum") ? schema.get("minimum").asDouble() :
-            schema.path("exclusiveMinimum").isNumber() ? schema.get("exclusiveMinimum").asDouble() : 0;
-        final double high = schema.has("maximum") ? schema.get("maximum").asDouble() :
-            schema.path("exclusiveMaximum").isNumber() ? schema.get("exclusiveMaximum").asDouble() : low + 100;
+        final double limit = 1e15;
+        final double low = Math.max(-limit, schema.has("minimum") ? schema.get("minimum").asDouble() :
+            schema.path("exclusiveMinimum").isNumber() ? schema.get("exclusiveMinimum").asDouble() : 0);
+        final double high = Math.min(limit, schema.has("maximum") ? schema.get("maximum").asDouble() :
+            schema.path("exclusiveMaximum").isNumber() ? schema.get("exclusiveMaximum").asDouble() : low + 100);
         // two decimals, strictly inside the bounds when they are exclusive
         double value = Math.round((low + random.nextDouble() * Math.max(0, high - low)) * 100) / 100.0;
         if (value <= low && schema.path("exclusiveMinimum").isNumber() || value < low)
@@ -275,7 +330,7 @@ public final class JsonSampler
 
     private void string(final JsonNode schema)
     {
-        final int minLength = schema.path("minLength").asInt(0);
+        final int minLength = Math.min(MAX_CHARS, schema.path("minLength").asInt(0));
         final int maxLength = schema.has("maxLength") ? schema.get("maxLength").asInt() : Integer.MAX_VALUE;
         final String pattern = schema.path("pattern").asText(null);
         String text;
@@ -408,7 +463,12 @@ public final class JsonSampler
             {
                 return stringSchema();
             }
-            final JsonNode target = root.at(ref.substring(1));
+            final String pointer = ref.substring(1);
+            if (!pointer.isEmpty() && !pointer.startsWith("/"))
+            {
+                return stringSchema(); // an $anchor: not followed
+            }
+            final JsonNode target = root.at(pointer);
             if (target.isMissingNode())
             {
                 return stringSchema();

@@ -57,7 +57,7 @@ public record OutputConstraint(Kind kind, JsonNode schema, String regex, List<St
      */
     public static OutputConstraint regex(final String regex)
     {
-        RegexSampler.sample(regex, new SeededRandom(0), 8);
+        RegexSampler.sample(regex, new SeededRandom(0), 8); // reads it and draws once: a refusal names the problem
         return new OutputConstraint(Kind.REGEX, null, regex, null);
     }
 

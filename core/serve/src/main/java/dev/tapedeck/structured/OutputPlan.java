@@ -26,16 +26,22 @@ public final class OutputPlan
 
     private final Format format;
     private final String text;
+    private final String before;
+    private final String arguments;
+    private final String after;
     private final int argumentsStartByte;
     private final int argumentsEndByte;
     private final String functionName;
     private final String callId;
 
-    private OutputPlan(final Format format, final String text, final int argumentsStartByte,
-        final int argumentsEndByte, final String functionName, final String callId)
+    private OutputPlan(final Format format, final String before, final String arguments, final String after,
+        final int argumentsStartByte, final int argumentsEndByte, final String functionName, final String callId)
     {
         this.format = format;
-        this.text = text;
+        this.before = before;
+        this.arguments = arguments;
+        this.after = after;
+        this.text = before + arguments + after;
         this.argumentsStartByte = argumentsStartByte;
         this.argumentsEndByte = argumentsEndByte;
         this.functionName = functionName;
@@ -48,7 +54,7 @@ public final class OutputPlan
      */
     public static OutputPlan text(final String text)
     {
-        return new OutputPlan(Format.TEXT, text, 0, 0, null, null);
+        return new OutputPlan(Format.TEXT, "", text, "", 0, 0, null, null);
     }
 
     /**
@@ -65,7 +71,43 @@ public final class OutputPlan
     {
         final int start = before.getBytes(StandardCharsets.UTF_8).length;
         final int end = start + arguments.getBytes(StandardCharsets.UTF_8).length;
-        return new OutputPlan(format, before + arguments + after, start, end, functionName, callId);
+        return new OutputPlan(format, before, arguments, after, start, end, functionName, callId);
+    }
+
+    /**
+     * @param beforeBytes decoded bytes of the text before the arguments, as the tokenizer gives them back.
+     * @param argumentsBytes decoded bytes of the arguments.
+     * @return this plan with its arguments' offsets in the decoded text (which may differ from the UTF-8 of
+     *     {@link #text()}: a SentencePiece tokenizer decodes a leading space, say).
+     */
+    public OutputPlan atDecodedOffsets(final int beforeBytes, final int argumentsBytes)
+    {
+        return new OutputPlan(format, before, arguments, after, beforeBytes, beforeBytes + argumentsBytes,
+            functionName, callId);
+    }
+
+    /**
+     * @return the text before the arguments (empty for none).
+     */
+    public String before()
+    {
+        return before;
+    }
+
+    /**
+     * @return the arguments (for a plain text plan, the whole text).
+     */
+    public String arguments()
+    {
+        return arguments;
+    }
+
+    /**
+     * @return the text after the arguments (empty for none).
+     */
+    public String after()
+    {
+        return after;
     }
 
     public Format format()

@@ -229,6 +229,15 @@ class ToolCallingIT
         assertError(base + ",\"structured_outputs\":{\"regex\":\"(open\"}}", "cannot read the regular expression");
         assertError(base + ",\"structured_outputs\":{\"regex\":\"a\",\"choice\":[\"b\"]}}",
             "only use one kind of constraints");
+        // what the samplers cannot draw from is a 400 naming why, never a dropped connection
+        assertError(base + ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"a\",\"parameters\":" +
+            "{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"string\",\"pattern\":\"(?=lookahead)\"}}," +
+            "\"required\":[\"x\"]}}}],\"tool_choice\":\"required\"}", "lookarounds");
+        assertError(base + ",\"structured_outputs\":{\"regex\":\"a{99999}\"}}", "repetition counts");
+        assertError("{\"model\":\"" + TestServer.MODEL + "\",\"messages\":[{\"role\":\"assistant\",\"content\":" +
+            "\"x\",\"tool_calls\":[1]},{\"role\":\"user\",\"content\":\"y\"}]}", "");
+        assertEquals(200, server.post("/v1/chat/completions", base + ",\"max_tokens\":2}").statusCode(),
+            "and the server goes on");
     }
 
     private static void assertError(final String body, final String message) throws Exception

@@ -74,6 +74,28 @@ class JsonSamplerTest
             JsonSampler.sample(schemaNode, new SeededRandom(7)), "and repeat with it");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {
+        // required self-reference, an expression tree whose every branch recurses, allOf of itself, recursive items
+        "{\"type\":\"object\",\"properties\":{\"c\":{\"$ref\":\"#\"}},\"required\":[\"c\"]}",
+        "{\"$defs\":{\"e\":{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"l\":{\"$ref\":\"#/$defs/e\"}," +
+            "\"r\":{\"$ref\":\"#/$defs/e\"}},\"required\":[\"l\",\"r\"]}]}},\"$ref\":\"#/$defs/e\"}",
+        "{\"allOf\":[{\"$ref\":\"#\"}]}",
+        "{\"type\":\"array\",\"minItems\":2,\"items\":{\"$ref\":\"#\"}}",
+        // sizes beyond any answer
+        "{\"type\":\"array\",\"minItems\":2000000000,\"maxItems\":2000000000,\"items\":{\"type\":\"integer\"}}",
+        "{\"type\":\"string\",\"minLength\":2000000000}",
+        "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"number\",\"minimum\":-1e308,\"maximum\":1e308}," +
+            "\"i\":{\"type\":\"integer\",\"minimum\":-9e18,\"maximum\":9e18},\"a\":{\"$ref\":\"#anchor\"}}," +
+            "\"required\":[\"n\",\"i\",\"a\"]}",
+    })
+    void shouldEndAndStayBoundedOnSchemasWithoutAFiniteSmallInstance(final String schemaText) throws Exception
+    {
+        final String sample = JsonSampler.sample(JSON.readTree(schemaText), new SeededRandom(5));
+        assertTrue(sample.length() < 200_000, "bounded: " + sample.length());
+        assertTrue(null != JSON.readTree(sample), "and JSON: " + sample.substring(0, Math.min(200, sample.length())));
+    }
+
     @Test
     void shouldWriteAnObjectForAnEmptySchemaAsModelsWriteJson() throws Exception
     {

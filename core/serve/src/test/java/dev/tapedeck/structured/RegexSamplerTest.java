@@ -38,10 +38,35 @@ class RegexSamplerTest
     }
 
     @Test
-    void shouldRefuseAnExpressionThatCannotBeRead()
+    void shouldRefuseAnExpressionThatCannotBeReadOrDrawnNamingWhy()
     {
-        final IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
-            () -> RegexSampler.sample("(unclosed", new SeededRandom(1), 8));
-        assertTrue(error.getMessage().contains("(unclosed"), error.getMessage());
+        for (final String[] refused : new String[][] {
+            {"(unclosed", "missing ')'"},
+            {"(?=a)b", "lookarounds"},
+            {"(a)\\1", "backreferences"},
+            {"a{1000000}", "repetition counts above 1000"},
+            {"[z-a]", "out of order"},
+            {"(".repeat(100) + ")".repeat(100), "nested deeper"},
+            {"(a{1000}){1000}", "longer than 65536"},
+        })
+        {
+            final IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
+                () -> RegexSampler.sample(refused[0], new SeededRandom(1), 8), refused[0]);
+            assertTrue(error.getMessage().contains(refused[1]), refused[0] + " -> " + error.getMessage());
+        }
+    }
+
+    @Test
+    void shouldDrawFromExpressionsWhoseAutomatonWouldExplode()
+    {
+        // a deterministic automaton of this has 2^16 states (minutes with an automaton library); drawing is linear
+        final String regex = "(a|b)*a(a|b){16}";
+        final Pattern pattern = Pattern.compile(regex);
+        for (int seed = 0; seed < 100; seed++)
+        {
+            final String sample = RegexSampler.sample(regex, new SeededRandom(seed), 40);
+            assertTrue(pattern.matcher(sample).matches(), sample);
+        }
+        assertTrue(Pattern.matches("[a-z]{1000}", RegexSampler.sample("[a-z]{1000}", new SeededRandom(2), 8)));
     }
 }
