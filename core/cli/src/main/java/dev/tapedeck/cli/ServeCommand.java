@@ -156,7 +156,8 @@ public final class ServeCommand implements Callable<Integer>
     boolean enableLora;
 
     @CommandLine.Option(names = "--lora-modules", arity = "1..*", paramLabel = "NAME=PATH",
-        description = "LoRA adapters served from the start (needs --enable-lora): NAME=PATH or JSON " +
+        description = "LoRA adapters served from the start (they turn --enable-lora on, as llm-d-inference-sim " +
+            "does; vLLM wants both): NAME=PATH or JSON " +
             "'{\"name\":..,\"path\":..,\"base_model_name\":..}'; ids 1..K in this order.")
     List<String> loraModules;
 
@@ -244,17 +245,15 @@ public final class ServeCommand implements Callable<Integer>
 
     private LoraSettings loraSettings(final List<String> names)
     {
-        if (null != loraModules && !enableLora)
-        {
-            throw new IllegalArgumentException("--lora-modules needs --enable-lora");
-        }
+        // llm-d-inference-sim serves --lora-modules without --enable-lora (vLLM wants both): its deployments start
+        final boolean enabled = enableLora || null != loraModules;
         final List<LoraAdapter> modules = null == loraModules ? List.of() : LoraModules.parse(loraModules, names);
         if (null != maxCpuLoras && maxCpuLoras < engine.maxLoras)
         {
             throw new IllegalArgumentException("max_cpu_loras (" + maxCpuLoras + ") must be greater than or equal " +
                 "to max_loras (" + engine.maxLoras + ")");
         }
-        return new LoraSettings(enableLora, modules, maxLoraRank, null == maxCpuLoras ? 0 : maxCpuLoras);
+        return new LoraSettings(enabled, modules, maxLoraRank, null == maxCpuLoras ? 0 : maxCpuLoras);
     }
 
     /**

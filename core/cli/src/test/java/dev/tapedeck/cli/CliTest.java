@@ -137,7 +137,7 @@ class CliTest
     }
 
     @Test
-    void shouldRefuseLoraModulesWithoutEnableLoraAndMalformedModules()
+    void shouldServeLoraModulesWithoutEnableLoraAsLlmdAndRefuseMalformedModules()
     {
         final CliRun halfTls = run("serve", "--port", "0", "--ssl-certfile", "cert.pem");
         assertEquals(2, halfTls.exitCode());
@@ -145,9 +145,12 @@ class CliTest
         final CliRun cpu = run("serve", "--port", "0", "--enable-lora", "--max-loras", "4", "--max-cpu-loras", "2");
         assertEquals(2, cpu.exitCode());
         assertTrue(cpu.err().contains("max_cpu_loras (2) must be greater than or equal to max_loras (4)"), cpu.err());
-        final CliRun without = run("serve", "--port", "0", "--lora-modules", "sql=/adapters/sql");
-        assertEquals(2, without.exitCode());
-        assertEquals("tapedeck serve: error: --lora-modules needs --enable-lora", without.err().trim());
+        final picocli.CommandLine cli = Main.commandLine();
+        cli.parseArgs("serve", "--port", "0", "--lora-modules", "sql=/adapters/sql");
+        final dev.tapedeck.serve.ServeContext without = ((ServeCommand)cli.getSubcommands().get("serve").getCommand())
+            .context().conclude();
+        assertTrue(without.serveOptions().lora().enabled(), "llm-d-inference-sim's deployments give only the modules");
+        assertEquals("sql", without.serveOptions().lora().modules().get(0).name());
         final CliRun malformed = run("serve", "--port", "0", "--enable-lora", "--lora-modules", "sql");
         assertEquals(2, malformed.exitCode());
         assertTrue(malformed.err().contains("--lora-modules: 'sql' is neither NAME=PATH nor a JSON object"),
