@@ -210,6 +210,7 @@ public final class ServeCommand implements Callable<Integer>
         final List<String> names = null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) :
             servedModelNames;
         engine.capacityModel(modelName);
+        fromModelDirectory(modelName);
         return new ServeContext()
             .host(host)
             .port(port)
@@ -254,6 +255,37 @@ public final class ServeCommand implements Callable<Integer>
                 "to max_loras (" + engine.maxLoras + ")");
         }
         return new LoraSettings(enabled, modules, maxLoraRank, null == maxCpuLoras ? 0 : maxCpuLoras);
+    }
+
+    /**
+     * A model that is a local directory, as vLLM takes {@code --model /models/Qwen3-8B}: what it holds and the flags do
+     * not give sets one consistent model: its {@code tokenizer.json} (and so the chat template of its
+     * {@code tokenizer_config.json}) and its {@code config.json} (the dimensions of the physics step model and the KV
+     * geometry on the GPU).
+     */
+    private void fromModelDirectory(final String modelName)
+    {
+        final Path directory;
+        try
+        {
+            directory = Path.of(modelName);
+        }
+        catch (final java.nio.file.InvalidPathException ex)
+        {
+            return;
+        }
+        if (!java.nio.file.Files.isDirectory(directory))
+        {
+            return;
+        }
+        if (null == engine.tokenizerFile && java.nio.file.Files.isRegularFile(directory.resolve("tokenizer.json")))
+        {
+            engine.tokenizerFile = directory.resolve("tokenizer.json");
+        }
+        if (null == engine.latency.modelConfig && java.nio.file.Files.isRegularFile(directory.resolve("config.json")))
+        {
+            engine.latency.modelConfig = directory.resolve("config.json");
+        }
     }
 
     /**

@@ -74,6 +74,38 @@ class ChatTemplateServeIT
         }
     }
 
+    @Test
+    void shouldTakeTheTokenizerTemplateAndDimensionsOfAModelDirectoryAsVllmDoes(
+        @org.junit.jupiter.api.io.TempDir final Path dir) throws Exception
+    {
+        final Path qwen3 = Path.of(System.getProperty("tapedeck.test.qwen3Tokenizer", "missing"));
+        final Path model = dir.resolve("Qwen3-8B");
+        Files.createDirectories(model);
+        Files.copy(qwen3, model.resolve("tokenizer.json"));
+        Files.copy(qwen3.resolveSibling("tokenizer_config.json"), model.resolve("tokenizer_config.json"));
+        // Qwen3-8B's published dimensions
+        Files.writeString(model.resolve("config.json"), "{\"num_hidden_layers\":36,\"hidden_size\":4096," +
+            "\"num_attention_heads\":32,\"num_key_value_heads\":8,\"head_dim\":128,\"intermediate_size\":12288," +
+            "\"vocab_size\":151936,\"tie_word_embeddings\":false}");
+        final CommandLine cli = Main.commandLine();
+        cli.parseArgs("serve", "--port", "0", "--model", model.toString(), "--gpu", "H100");
+        final dev.tapedeck.serve.ServeContext context = ((ServeCommand)cli.getSubcommands().get("serve")
+            .getCommand()).context().conclude();
+        assertEquals(model.resolve("tokenizer.json"), context.tokenizerFile(), "its tokenizer");
+        assertTrue(context.serveOptions().chatTemplate().displayName().contains("tokenizer_config.json"),
+            "its chat template: " + context.serveOptions().chatTemplate().displayName());
+        final String steps = context.engine().latencyModel().describe();
+        assertTrue(steps.contains("Qwen3-8B"), "its dimensions drive the step model: " + steps);
+        final CommandLine other = Main.commandLine();
+        other.parseArgs("serve", "--port", "0", "--model", model.toString(), "--gpu", "H100", "--gpu-memory-gb",
+            "80");
+        final int blocks = ((ServeCommand)other.getSubcommands().get("serve").getCommand()).context().conclude()
+            .engine().kvCacheBlocks();
+        // 80 GB at 0.9, less 16.4 GB of weights and the overhead, over 147,456 bytes of KV a token (36 layers,
+        // 8 KV heads of 128, bf16 keys and values), in blocks of 16
+        assertTrue(blocks > 20_000 && blocks < 30_000, "the KV geometry of its dimensions: " + blocks + " blocks");
+    }
+
     private static JsonNode post(final String url, final JsonNode body) throws Exception
     {
         final HttpResponse<String> response = send(url, body);
