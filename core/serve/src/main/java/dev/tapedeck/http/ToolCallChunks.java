@@ -114,7 +114,18 @@ final class ToolCallChunks
 
     private static void close(final ByteBuf out, final byte[] finishReason, final Choice choice)
     {
-        out.writeCharSequence(",\"logprobs\":null,\"finish_reason\":", US_ASCII);
+        out.writeCharSequence(",\"logprobs\":", US_ASCII);
+        final HttpStream stream = choice.stream;
+        if (null != stream && stream.logprobs.sampled())
+        {
+            // the tokens generated since the last chunk, the call's wrapper text included
+            Logprobs.writeChoiceLogprobs(out, stream.front.vocabulary(), choice, true, stream.logprobs.topLogprobs());
+        }
+        else
+        {
+            out.writeCharSequence("null", US_ASCII);
+        }
+        out.writeCharSequence(",\"finish_reason\":", US_ASCII);
         if (null == finishReason)
         {
             out.writeCharSequence("null", US_ASCII);

@@ -128,6 +128,26 @@ class LogprobsIT
         }
         assertEquals(10, entries);
         assertEquals(text.toString(), spelled.toString());
+
+        // a streamed tool call carries its tokens' logprobs too, one entry per token, the call's wrapper included
+        final String call = server.post("/v1/chat/completions", "{\"model\":\"" + TestServer.MODEL + "\"," +
+            "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true,\"logprobs\":true," +
+            "\"stream_options\":{\"include_usage\":true},\"tools\":[{\"type\":\"function\",\"function\":" +
+            "{\"name\":\"f\",\"parameters\":{\"type\":\"object\",\"properties\":{\"q\":{\"type\":" +
+            "\"string\"}},\"required\":[\"q\"]}}}],\"tool_choice\":\"required\"}").body();
+        int callEntries = 0;
+        int completion = -1;
+        for (final String line : call.split("\n"))
+        {
+            if (line.startsWith("data: {"))
+            {
+                final JsonNode chunk = JSON.readTree(line.substring(6));
+                callEntries += chunk.at("/choices/0/logprobs/content").size();
+                completion = chunk.has("usage") ? chunk.at("/usage/completion_tokens").asInt() : completion;
+            }
+        }
+        assertTrue(call.contains("\"tool_calls\""), call);
+        assertEquals(completion, callEntries);
     }
 
     @Test
