@@ -250,8 +250,14 @@ public final class RegexSampler
                     return group(depth);
                 case '\\':
                     return escape(false);
-                case '*', '+', '?', '{':
+                case '*', '+', '?':
                     throw error("nothing to repeat");
+                case '{':
+                    if (isQuantifier(at - 1))
+                    {
+                        throw error("nothing to repeat");
+                    }
+                    return new Literal(c); // not a quantifier: a literal brace, as Python reads it
                 default:
                     return new Literal(c);
             }
@@ -300,12 +306,11 @@ public final class RegexSampler
                 min = '+' == c ? 1 : 0;
                 max = '?' == c ? 1 : Integer.MAX_VALUE;
             }
-            else if ('{' == c && pattern.indexOf('}', at) > at && pattern.substring(at + 1, pattern.indexOf('}', at))
-                .matches("\\d+(,\\d*)?"))
+            else if ('{' == c && isQuantifier(at))
             {
                 final String[] bounds = pattern.substring(at + 1, pattern.indexOf('}', at)).split(",", -1);
                 at = pattern.indexOf('}', at) + 1;
-                min = count(bounds[0]);
+                min = bounds[0].isEmpty() ? 0 : count(bounds[0]);
                 max = 1 == bounds.length ? min : bounds[1].isEmpty() ? Integer.MAX_VALUE : count(bounds[1]);
                 if (max < min)
                 {
@@ -321,6 +326,13 @@ public final class RegexSampler
                 at++; // lazy or possessive: the same strings
             }
             return quantified(new Repeat(atom, min, max));
+        }
+
+        /** {@code {n}}, {@code {n,}}, {@code {n,m}} or {@code {,m}} at {@code from}; anything else is literal. */
+        private boolean isQuantifier(final int from)
+        {
+            final int close = pattern.indexOf('}', from);
+            return close > from && pattern.substring(from + 1, close).matches("\\d+(,\\d*)?|,\\d+");
         }
 
         private int count(final String digits)
@@ -424,6 +436,17 @@ public final class RegexSampler
                     return new Literal('\t');
                 case 'r':
                     return new Literal('\r');
+                case 'u', 'x':
+                {
+                    final int digits = 'u' == c ? 4 : 2;
+                    if (at + digits > pattern.length() || !pattern.substring(at, at + digits).matches("[0-9a-fA-F]+"))
+                    {
+                        throw error("\\" + c + " needs " + digits + " hex digits");
+                    }
+                    final char value = (char)Integer.parseInt(pattern.substring(at, at + digits), 16);
+                    at += digits;
+                    return new Literal(value);
+                }
                 case 'A', 'Z', 'b', 'B':
                     if (inClass)
                     {

@@ -23,6 +23,7 @@ class RegexSamplerTest
     @ValueSource(strings = {
         "^\\d{3}-\\d{4}$", "(yes|no|maybe)", "[A-Z][a-z]+ [A-Z][a-z]+", "\\w+@\\w+\\.(com|org)",
         "(?:ab)+c?", "[0-9a-f]{8}", "\"quoted\" <tag> #1 @home", "x.*?y", "\\s*\\S+\\s*",
+        "[\\]a]x", "[\\-a]{3}", "[a-]+", "(a*)*b", "()c|d", "[^\\d\\s]{4}", "\\u0041\\x42?", "[\\w.-]+@x{2,}",
     })
     void shouldSampleStringsThatMatch(final String regex)
     {
