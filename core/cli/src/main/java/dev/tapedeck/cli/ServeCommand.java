@@ -282,9 +282,21 @@ public final class ServeCommand implements Callable<Integer>
         {
             engine.tokenizerFile = directory.resolve("tokenizer.json");
         }
-        if (null == engine.latency.modelConfig && java.nio.file.Files.isRegularFile(directory.resolve("config.json")))
+        final Path config = directory.resolve("config.json");
+        if (null == engine.latency.modelConfig && null == engine.latency.stepProfile &&
+            java.nio.file.Files.isRegularFile(config))
         {
-            engine.latency.modelConfig = directory.resolve("config.json");
+            try
+            {
+                dev.tapedeck.latency.ModelArchitecture.read(config);
+                engine.latency.modelConfig = config;
+            }
+            catch (final java.io.IOException | IllegalArgumentException ex)
+            {
+                // not a decoder vLLM's dimensions read (GPT-2's names, say): the directory gives its tokenizer only
+                LOG.log(System.Logger.Level.INFO, "{0}: not read as model dimensions ({1})", config,
+                    ex.getMessage());
+            }
         }
     }
 

@@ -104,6 +104,16 @@ class ChatTemplateServeIT
         // 80 GB at 0.9, less 16.4 GB of weights and the overhead, over 147,456 bytes of KV a token (36 layers,
         // 8 KV heads of 128, bf16 keys and values), in blocks of 16
         assertTrue(blocks > 20_000 && blocks < 30_000, "the KV geometry of its dimensions: " + blocks + " blocks");
+        final CommandLine profiled = Main.commandLine();
+        profiled.parseArgs("serve", "--port", "0", "--model", model.toString(), "--step-profile",
+            "dense-8b-rtxpro6000");
+        assertTrue(((ServeCommand)profiled.getSubcommands().get("serve").getCommand()).context().conclude()
+            .engine().latencyModel().describe().contains("dense-8b"), "a step profile given wins over the directory");
+        Files.writeString(model.resolve("config.json"), "{\"n_layer\":12,\"n_embd\":768}");
+        final CommandLine gpt2 = Main.commandLine();
+        gpt2.parseArgs("serve", "--port", "0", "--model", model.toString());
+        assertEquals(model.resolve("tokenizer.json"), ((ServeCommand)gpt2.getSubcommands().get("serve").getCommand())
+            .context().conclude().tokenizerFile(), "a config.json it cannot read leaves the tokenizer");
     }
 
     private static JsonNode post(final String url, final JsonNode body) throws Exception

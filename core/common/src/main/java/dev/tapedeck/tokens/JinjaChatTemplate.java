@@ -255,7 +255,10 @@ public final class JinjaChatTemplate implements PromptTemplate
             final List<String> arguments = argumentsOf(template, open);
             if (null == arguments)
             {
-                break; // unbalanced (in a comment or a string): the rest is left as it is
+                // unbalanced (in a comment or a string): this one is left as it is, the next ones are read
+                out.append(template, from, open);
+                from = open;
+                continue;
             }
             out.append(template, from, open);
             int end = open;

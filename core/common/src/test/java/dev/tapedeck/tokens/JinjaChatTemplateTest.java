@@ -124,6 +124,9 @@ class JinjaChatTemplateTest
         final String date = new JinjaChatTemplate("{{ strftime_now('%A %d %b %Y, %H:%M %Q') }}", null, null, "test")
             .render(hi, List.of());
         assertTrue(date.matches("[A-Z][a-z]+day \\d{2} [A-Z][a-z]{2} \\d{4}, \\d{2}:\\d{2} %Q"), date);
+        assertEquals("0", new JinjaChatTemplate("{{ '{# namespace( #}' if false }}{% set ns = " +
+            "namespace(n=messages|length - 1) %}{{ ns.n }}", null, null, "test").render(hi, List.of()),
+            "an unbalanced namespace( does not stop the next one from being read");
         assertEquals("a b|{# namespace( #}", new JinjaChatTemplate("{{ messages[0].content }}|{{ '{# namespace( #}' }}",
             null, null, "test").render(hi, List.of()), "an unbalanced namespace( in a string leaves the rest as it is");
     }

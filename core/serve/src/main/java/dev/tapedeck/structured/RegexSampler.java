@@ -27,6 +27,7 @@ public final class RegexSampler
     static final int MAX_PATTERN_CHARS = 4096;
     static final int MAX_DEPTH = 64;
     static final int MAX_OUTPUT_CHARS = 65_536;
+    static final int MAX_STEPS = 1_000_000;
 
     private RegexSampler()
     {
@@ -69,7 +70,7 @@ public final class RegexSampler
     {
         final Node root = parse(pattern);
         final StringBuilder out = new StringBuilder();
-        draw(root, random, Math.max(1, softMaxLength), out, pattern);
+        draw(root, random, Math.max(1, softMaxLength), out, pattern, new int[1]);
         return out.toString();
     }
 
@@ -99,12 +100,13 @@ public final class RegexSampler
     }
 
     private static void draw(final Node node, final SeededRandom random, final int softMax, final StringBuilder out,
-        final String pattern)
+        final String pattern, final int[] steps)
     {
-        if (out.length() > MAX_OUTPUT_CHARS)
+        // the work is bounded, not only the string: repeats of what draws nothing would otherwise multiply unseen
+        if (out.length() > MAX_OUTPUT_CHARS || ++steps[0] > MAX_STEPS)
         {
             throw new IllegalArgumentException("the regular expression '" + abbreviate(pattern) + "' needs strings " +
-                "longer than " + MAX_OUTPUT_CHARS + " characters");
+                "longer than " + MAX_OUTPUT_CHARS + " characters, or too much work, to draw");
         }
         if (node instanceof Literal literal)
         {
@@ -118,13 +120,13 @@ public final class RegexSampler
         {
             for (final Node item : sequence.items())
             {
-                draw(item, random, softMax, out, pattern);
+                draw(item, random, softMax, out, pattern, steps);
             }
         }
         else if (node instanceof Alternation alternation)
         {
             draw(alternation.branches().get(random.nextInt(alternation.branches().size())), random, softMax, out,
-                pattern);
+                pattern, steps);
         }
         else
         {
@@ -134,7 +136,7 @@ public final class RegexSampler
             final int count = repeat.min() + random.nextInt(upper - repeat.min() + 1);
             for (int i = 0; i < count; i++)
             {
-                draw(repeat.item(), random, softMax, out, pattern);
+                draw(repeat.item(), random, softMax, out, pattern, steps);
             }
         }
     }
@@ -368,6 +370,16 @@ public final class RegexSampler
                 if ('\\' == c)
                 {
                     final Node escaped = escape(true);
+                    if (escaped instanceof CharClass set && set.negated())
+                    {
+                        // [\S] is \S; a negated shorthand among other members is not drawn here
+                        if (ranges.isEmpty() && !negated && at < pattern.length() && ']' == pattern.charAt(at))
+                        {
+                            at++;
+                            return set;
+                        }
+                        throw error("\\D, \\W and \\S inside a class with other members are not supported");
+                    }
                     if (escaped instanceof CharClass set)
                     {
                         ranges.addAll(set.ranges());

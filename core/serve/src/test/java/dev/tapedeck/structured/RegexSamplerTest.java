@@ -24,6 +24,7 @@ class RegexSamplerTest
         "^\\d{3}-\\d{4}$", "(yes|no|maybe)", "[A-Z][a-z]+ [A-Z][a-z]+", "\\w+@\\w+\\.(com|org)",
         "(?:ab)+c?", "[0-9a-f]{8}", "\"quoted\" <tag> #1 @home", "x.*?y", "\\s*\\S+\\s*",
         "[\\]a]x", "[\\-a]{3}", "[a-]+", "(a*)*b", "()c|d", "[^\\d\\s]{4}", "\\u0041\\x42?", "[\\w.-]+@x{2,}",
+        "[\\S]{3}", "[\\D][\\W]",
     })
     void shouldSampleStringsThatMatch(final String regex)
     {
@@ -49,6 +50,8 @@ class RegexSamplerTest
             {"[z-a]", "out of order"},
             {"(".repeat(100) + ")".repeat(100), "nested deeper"},
             {"(a{1000}){1000}", "longer than 65536"},
+            {"((((){1000}){1000}){1000}){1000}", "too much work"},
+            {"[\\Sa]", "inside a class with other members"},
         })
         {
             final IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
