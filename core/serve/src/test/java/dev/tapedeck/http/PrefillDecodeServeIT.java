@@ -42,8 +42,9 @@ class PrefillDecodeServeIT
     private static KvTransferSettings settings(final String engineId, final String plane,
         final KvTransferSettings.ModelShape shape, final long abortTimeoutNs, final boolean recompute)
     {
+        // a handshake may take seconds on a loaded 2-core machine: 20 s before it counts as failed
         return new KvTransferSettings("kv_both", engineId, "127.0.0.1", 0, plane, shape, 4096, 0, 64L << 20, true,
-            recompute, true, abortTimeoutNs, 2_000, 1_000_000, 25e9, 0);
+            recompute, true, abortTimeoutNs, 20_000, 1_000_000, 25e9, 0);
     }
 
     private static TestServer server(final KvTransferSettings settings) throws Exception
