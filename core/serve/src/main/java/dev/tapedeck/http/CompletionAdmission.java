@@ -95,6 +95,36 @@ final class CompletionAdmission
     }
 
     /**
+     * Do {@code work} on the preparer and hand its result to {@code then} on {@code loop}; a failure becomes
+     * {@code onFailure}'s result, and a full preparer a 503 (when the result is a response) handed over the same way.
+     */
+    <T> void offLoop(final java.util.function.Supplier<T> work, final java.util.function.Function<Throwable, T>
+        onFailure, final Executor loop, final Consumer<T> then)
+    {
+        try
+        {
+            preparer.execute(() ->
+            {
+                T result;
+                try
+                {
+                    result = work.get();
+                }
+                catch (final RuntimeException | Error ex)
+                {
+                    result = onFailure.apply(ex);
+                }
+                final T answer = result;
+                loop.execute(() -> then.accept(answer));
+            });
+        }
+        catch (final RejectedExecutionException ex)
+        {
+            then.accept(onFailure.apply(ex));
+        }
+    }
+
+    /**
      * What admission works out from the body alone: the parsed request and its prompts' token ids (or the first
      * refusal met), computed on any thread ({@link #prepare}).
      *

@@ -314,9 +314,10 @@ final class Instance
     }
 
     /**
-     * @return 32 lowercase hex digits, as vLLM's {@code random_uuid()}; from the instance's seed.
+     * @return 32 lowercase hex digits, as vLLM's {@code random_uuid()}; from the instance's seed. Safe from any thread
+     *     (the token endpoints draw ids on an admission thread for large bodies).
      */
-    String randomHexId()
+    synchronized String randomHexId()
     {
         final StringBuilder hex = new StringBuilder(32);
         appendHex(hex, idRandom.nextLong());

@@ -175,7 +175,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
             case "/detokenize":
             case "/v1/embeddings":
             case "/v1/messages/count_tokens":
-                respond(TokenEndpoints.handle(instance, admission, path, method, request), keepAlive);
+                tokenEndpoint(request, path, method, keepAlive);
                 break;
             case "/v1/load_lora_adapter":
             case "/v1/unload_lora_adapter":
@@ -225,6 +225,28 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         pauseReading();
         request.retain();
         instance.lifecycle().hold(() -> resumeWith(request, () -> handle(request)));
+    }
+
+    /**
+     * The token endpoints: answered here, or, for a large body (thousands of texts to tokenize or embed), on an
+     * admission thread while the loop streams everyone else's tokens.
+     */
+    private void tokenEndpoint(final FullHttpRequest request, final String path, final HttpMethod method,
+        final boolean keepAlive)
+    {
+        if (!admission.offloads(request))
+        {
+            respond(TokenEndpoints.handle(instance, admission, path, method, request), keepAlive);
+            return;
+        }
+        pauseReading();
+        request.retain();
+        admission.offLoop(() -> TokenEndpoints.handle(instance, admission, path, method, request),
+            ex -> ex instanceof java.util.concurrent.RejectedExecutionException ? ControlResponses.error(
+                HttpResponseStatus.SERVICE_UNAVAILABLE, "ServiceUnavailableError", "The server is busy preparing " +
+                "large requests; retry later.", null) : ControlResponses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                "InternalServerError", "could not answer the request: " + ex, null),
+            ctx.executor(), response -> resumeWith(request, () -> respond(response, keepAlive)));
     }
 
     /** The connection reads nothing more while its request waits (for the instance, an admission thread, a sleep). */

@@ -121,4 +121,27 @@ class TokenEndpointsIT
             assertEquals(400, server.post("/detokenize", "{\"tokens\":[1]} trailing").statusCode());
         }
     }
+
+    @Test
+    void shouldAnswerLargeBodiesFromAnAdmissionThreadWithTheSameCounts() throws Exception
+    {
+        try (TestServer server = TestServer.start())
+        {
+            final String text = "a long document about tokens and caches ".repeat(600);
+            assertTrue(text.length() > 16 * 1024, "above the size that is prepared off the event loop");
+            final JsonNode tokens = ok(server, "/tokenize", "{\"prompt\":\"" + text + "\"}");
+            assertEquals(TestServer.tokenizer().encode(text).length, tokens.get("count").asInt());
+            assertEquals(text, ok(server, "/detokenize", "{\"tokens\":" + tokens.get("tokens") + "}")
+                .get("prompt").asText());
+            final String many = "[" + "\"one input among many\",".repeat(1500) + "\"last\"]";
+            final JsonNode embeddings = ok(server, "/v1/embeddings", "{\"input\":" + many + ",\"dimensions\":8}");
+            assertEquals(1501, embeddings.get("data").size());
+            assertEquals(1500L * TestServer.tokenizer().encode("one input among many").length +
+                TestServer.tokenizer().encode("last").length, embeddings.get("usage").get("prompt_tokens").asLong());
+            assertEquals(400, server.post("/v1/embeddings", "{\"input\":" + many + ",\"dimensions\":0}")
+                .statusCode(), "a refusal prepared off the loop is still a 400");
+            assertEquals(200, server.post("/v1/embeddings", "{\"input\":\"after\"}").statusCode(),
+                "the connection's loop serves the next request");
+        }
+    }
 }
