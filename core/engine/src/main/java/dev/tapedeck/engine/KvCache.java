@@ -112,7 +112,7 @@ final class KvCache
         {
             final LoraAdapter lora = request.lora();
             request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize,
-                null == lora ? null : lora.name(), request.cacheSalt());
+                null == lora ? null : lora.name(), request.cacheSalt(), request.media());
         }
     }
 
@@ -133,7 +133,7 @@ final class KvCache
         {
             final LoraAdapter lora = request.lora();
             request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize,
-                null == lora ? null : lora.name(), request.cacheSalt());
+                null == lora ? null : lora.name(), request.cacheSalt(), request.media());
         }
         final long[] hashes = request.blockHashes;
         final int limit = Math.min(hashes.length, (request.promptLength() - 1) / blockSize);
@@ -301,7 +301,7 @@ final class KvCache
             final LoraAdapter lora = request.lora();
             events.blockStored(request.blockHashes, fromBlock, toBlock - fromBlock, request.promptTokenIds(),
                 blockSize, null == lora ? 0 : lora.id(), null == lora ? null : lora.nameUtf8(),
-                request.cacheSaltUtf8());
+                request.cacheSaltUtf8(), request.media());
         }
     }
 

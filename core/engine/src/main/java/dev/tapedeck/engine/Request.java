@@ -43,6 +43,7 @@ public final class Request implements EngineMetrics.RequestTiming
     private Request firstSibling;
     private String cacheSalt;
     private byte[] cacheSaltUtf8;
+    private dev.tapedeck.kv.MediaSpans media;
     private LoraAdapter lora;
     private KvTransferParams kvTransferParams;
     private KvTransferParams kvTransferResult;
@@ -257,6 +258,25 @@ public final class Request implements EngineMetrics.RequestTiming
     public String cacheSalt()
     {
         return cacheSalt;
+    }
+
+    /**
+     * @param value where the prompt's images, audio and videos sit among its tokens (their identifiers are extra keys
+     *     of the blocks they touch, in the block hashes and the KV events), or null for a text prompt.
+     * @return this.
+     */
+    public Request media(final dev.tapedeck.kv.MediaSpans value)
+    {
+        media = value;
+        return this;
+    }
+
+    /**
+     * @return where the prompt's media sit, or null for a text prompt.
+     */
+    public dev.tapedeck.kv.MediaSpans media()
+    {
+        return media;
     }
 
     /**

@@ -16,7 +16,8 @@ import net.openhft.hashing.LongTupleHashFunction;
  * {@code xxhash_cbor}: the hash of full block {@code i} is SHA-256 (XXH3-128) over the canonical CBOR encoding of the
  * 3-tuple {@code (parent, token_ids, extra_keys)}, where {@code parent} is the 32-byte (16-byte) digest of block
  * {@code i - 1} (of the root seed for block 0), {@code token_ids} the block's token ids and {@code extra_keys} a tuple
- * of strings (the LoRA name on every block, the cache salt on block 0 only) or None. The root seed ("NONE_HASH") is
+ * of strings (the LoRA name on every block, the identifiers of the media whose placeholder tokens the block holds
+ * ({@link MediaSpans}), the cache salt on block 0 only) or None. The root seed ("NONE_HASH") is
  * the hash of the CBOR text string of the seed, which is what vLLM does when {@code PYTHONHASHSEED} is set to that
  * string (unset, vLLM draws random bytes per process, which no router can reproduce). Only full blocks are hashed.
  * The value used for lookups and KV events is the digest's low 64 bits (its last 8 bytes, big-endian), as vLLM's
@@ -129,8 +130,24 @@ public final class BlockHasher
      */
     public long[] blockHashes(final int[] tokenIds, final int blockSize, final String loraName, final String cacheSalt)
     {
+        return blockHashes(tokenIds, blockSize, loraName, cacheSalt, null);
+    }
+
+    /**
+     * Hash every full block of a prompt that holds media.
+     *
+     * @param tokenIds the prompt's token ids.
+     * @param blockSize tokens per block.
+     * @param loraName the LoRA adapter's name (an extra key on every block), or null.
+     * @param cacheSalt the request's {@code cache_salt} (an extra key on block 0), or null.
+     * @param media where the prompt's media sit (their identifiers are extra keys of the blocks they touch), or null.
+     * @return the low 64 bits of each full block's digest, in order.
+     */
+    public long[] blockHashes(final int[] tokenIds, final int blockSize, final String loraName, final String cacheSalt,
+        final MediaSpans media)
+    {
         final long[] hashes = new long[tokenIds.length / blockSize];
-        chain(tokenIds, blockSize, loraName, cacheSalt, hashes, null);
+        chain(tokenIds, blockSize, loraName, cacheSalt, media, hashes, null);
         return hashes;
     }
 
@@ -146,8 +163,24 @@ public final class BlockHasher
     public byte[][] blockDigests(final int[] tokenIds, final int blockSize, final String loraName,
         final String cacheSalt)
     {
+        return blockDigests(tokenIds, blockSize, loraName, cacheSalt, null);
+    }
+
+    /**
+     * Hash every full block of a prompt that holds media, keeping the whole digests (for tests and tools).
+     *
+     * @param tokenIds the prompt's token ids.
+     * @param blockSize tokens per block.
+     * @param loraName the LoRA adapter's name, or null.
+     * @param cacheSalt the request's {@code cache_salt}, or null.
+     * @param media where the prompt's media sit, or null.
+     * @return each full block's digest (32 bytes for sha256_cbor, 16 for xxhash_cbor), in order.
+     */
+    public byte[][] blockDigests(final int[] tokenIds, final int blockSize, final String loraName,
+        final String cacheSalt, final MediaSpans media)
+    {
         final byte[][] digests = new byte[tokenIds.length / blockSize][];
-        chain(tokenIds, blockSize, loraName, cacheSalt, null, digests);
+        chain(tokenIds, blockSize, loraName, cacheSalt, media, null, digests);
         return digests;
     }
 
@@ -196,14 +229,14 @@ public final class BlockHasher
         for (int b = 0; b < blocks; b++)
         {
             final int block = firstBlock + b;
-            hashBlock(tokenIds, block * blockSize, blockSize, lora, 0 == block ? salt : null, most);
+            hashBlock(tokenIds, block * blockSize, blockSize, lora, null, 0 == block ? salt : null, most);
             hashes[offset + b] = low64(this.parent);
         }
         System.arraycopy(this.parent, 0, parent, 0, digestBytes);
     }
 
     private void chain(final int[] tokenIds, final int blockSize, final String loraName, final String cacheSalt,
-        final long[] hashes, final byte[][] digests)
+        final MediaSpans media, final long[] hashes, final byte[][] digests)
     {
         if (blockSize < 1)
         {
@@ -216,7 +249,7 @@ public final class BlockHasher
         final int most = mostBytes(blockSize, lora, salt);
         for (int b = 0; b < blocks; b++)
         {
-            hashBlock(tokenIds, b * blockSize, blockSize, lora, 0 == b ? salt : null, most);
+            hashBlock(tokenIds, b * blockSize, blockSize, lora, media, 0 == b ? salt : null, most);
             if (null != hashes)
             {
                 hashes[b] = low64(parent);
@@ -240,7 +273,7 @@ public final class BlockHasher
 
     /** Encode the tuple of the block starting at token {@code from} after {@code parent}, and hash it into parent. */
     private void hashBlock(final int[] tokenIds, final int from, final int blockSize, final byte[] lora,
-        final byte[] blockSalt, final int most)
+        final MediaSpans media, final byte[] blockSalt, final int most)
     {
         length = 0;
         ensure(most);
@@ -282,10 +315,13 @@ public final class BlockHasher
             }
         }
         length = at;
-        final int extraKeys = (null == lora ? 0 : 1) + (null == blockSalt ? 0 : 1);
+        final long mediaKeys = null == media ? 0 : media.keysOfBlock(from, from + blockSize);
+        final int firstMedia = (int)(mediaKeys >>> 32);
+        final int mediaCount = (int)mediaKeys;
+        final int extraKeys = (null == lora ? 0 : 1) + mediaCount + (null == blockSalt ? 0 : 1);
         if (0 == extraKeys)
         {
-            out[length++] = (byte)CBOR_NULL;
+            buffer[length++] = (byte)CBOR_NULL;
         }
         else
         {
@@ -293,6 +329,10 @@ public final class BlockHasher
             if (null != lora)
             {
                 text(lora);
+            }
+            for (int m = firstMedia; m < firstMedia + mediaCount; m++)
+            {
+                text(media.identifierUtf8(m));
             }
             if (null != blockSalt)
             {

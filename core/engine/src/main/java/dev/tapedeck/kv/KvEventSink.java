@@ -24,9 +24,10 @@ public interface KvEventSink
      * @param loraId the id of the request's LoRA adapter ({@code lora_int_id}), 0 for the base model.
      * @param loraNameUtf8 the adapter's name in UTF-8, or null for the base model.
      * @param cacheSaltUtf8 the request's {@code cache_salt} in UTF-8 (an extra key of its first block), or null.
+     * @param media where the request's media sit (their identifiers are extra keys of the blocks they touch), or null.
      */
     void blockStored(long[] blockHashes, int firstBlock, int blockCount, int[] tokenIds, int blockSize, int loraId,
-        byte[] loraNameUtf8, byte[] cacheSaltUtf8);
+        byte[] loraNameUtf8, byte[] cacheSaltUtf8, MediaSpans media);
 
     /**
      * Consecutive full blocks of a base-model request entered the cache (no LoRA adapter).
@@ -40,7 +41,7 @@ public interface KvEventSink
     default void blockStored(final long[] blockHashes, final int firstBlock, final int blockCount,
         final int[] tokenIds, final int blockSize)
     {
-        blockStored(blockHashes, firstBlock, blockCount, tokenIds, blockSize, 0, null, null);
+        blockStored(blockHashes, firstBlock, blockCount, tokenIds, blockSize, 0, null, null, null);
     }
 
     /**

@@ -118,7 +118,8 @@ final class KvEventBatchEncoder
         final int loraId = record.getInt(at + 17);
         final int loraNameLength = record.getInt(at + 21);
         final int saltLength = record.getInt(at + 25);
-        at += 29;
+        final boolean hasMedia = 0 != record.getByte(at + 29);
+        at += 30;
         final int loraNameAt = at;
         if (loraNameLength > 0)
         {
@@ -185,7 +186,13 @@ final class KvEventBatchEncoder
         if (extraKeys)
         {
             key(EXTRA_KEYS);
-            extraKeys(record, blockCount, !hasParent, loraNameAt, loraNameLength, saltAt, saltLength);
+            final int end = extraKeys(record, blockCount, !hasParent, loraNameAt, loraNameLength, saltAt,
+                saltLength, hasMedia ? at : -1);
+            at = hasMedia ? end : at;
+        }
+        else if (hasMedia)
+        {
+            at = skipMedia(record, blockCount, at);
         }
         if (asMaps)
         {
@@ -200,16 +207,26 @@ final class KvEventBatchEncoder
 
     /**
      * vLLM's {@code extra_keys}: per stored block what its hash covers besides its tokens, nil for nothing: the LoRA
-     * name on every block, then the cache salt on the request's first block.
+     * name on every block, the identifiers of the media the block holds, then the cache salt on the request's first
+     * block.
+     *
+     * @param mediaAt where the record's per-block media keys start, or -1 for none.
+     * @return where the event's record ends (with media).
      */
-    private void extraKeys(final DirectBuffer record, final int blockCount, final boolean startsAtFirstBlock,
-        final int loraNameAt, final int loraNameLength, final int saltAt, final int saltLength)
+    private int extraKeys(final DirectBuffer record, final int blockCount, final boolean startsAtFirstBlock,
+        final int loraNameAt, final int loraNameLength, final int saltAt, final int saltLength, final int mediaAt)
     {
+        int at = mediaAt;
         writer.arrayHeader(blockCount);
         for (int i = 0; i < blockCount; i++)
         {
             final boolean salted = saltLength >= 0 && 0 == i && startsAtFirstBlock;
-            final int keys = (loraNameLength >= 0 ? 1 : 0) + (salted ? 1 : 0);
+            final int media = mediaAt < 0 ? 0 : record.getInt(at);
+            if (mediaAt >= 0)
+            {
+                at += Integer.BYTES;
+            }
+            final int keys = (loraNameLength >= 0 ? 1 : 0) + media + (salted ? 1 : 0);
             if (0 == keys)
             {
                 writer.nil();
@@ -220,11 +237,34 @@ final class KvEventBatchEncoder
             {
                 writer.string(record, loraNameAt, loraNameLength);
             }
+            for (int m = 0; m < media; m++)
+            {
+                final int identifierLength = record.getInt(at);
+                writer.string(record, at + Integer.BYTES, identifierLength);
+                at += Integer.BYTES + identifierLength;
+            }
             if (salted)
             {
                 writer.string(record, saltAt, saltLength);
             }
         }
+        return at;
+    }
+
+    /** Step over an event's per-block media keys (a vLLM line without {@code extra_keys}). */
+    private static int skipMedia(final DirectBuffer record, final int blockCount, final int mediaAt)
+    {
+        int at = mediaAt;
+        for (int i = 0; i < blockCount; i++)
+        {
+            final int media = record.getInt(at);
+            at += Integer.BYTES;
+            for (int m = 0; m < media; m++)
+            {
+                at += Integer.BYTES + record.getInt(at);
+            }
+        }
+        return at;
     }
 
     private void removed(final long hash)

@@ -24,8 +24,9 @@ import dev.tapedeck.kv.KvEventSink;
  * Record layout (native order): {@code long epochNs} (the step's end on the engine's clock, moved to the epoch by
  * the offset between the two clocks read once at construction), then events: {@code byte STORED, int blockCount,
  * int blockSize, byte hasParent, long parent, int loraId (0: none), int loraNameLength (-1: none),
- * int cacheSaltLength (-1: none, or not the request's first block), byte[loraNameLength] loraName,
- * byte[cacheSaltLength] cacheSalt, long[blockCount] hashes, int[blockCount * blockSize] tokens};
+ * int cacheSaltLength (-1: none, or not the request's first block), byte hasMedia, byte[loraNameLength] loraName,
+ * byte[cacheSaltLength] cacheSalt, long[blockCount] hashes, int[blockCount * blockSize] tokens, and with media per
+ * block {@code int keys} and that many {@code int length, byte[length] identifier}};
  * {@code byte REMOVED, long hash}; {@code byte CLEARED}.
  * <p>
  * <b>Threading</b>: the {@link KvEventSink} methods are called on the engine's thread only; {@link #ring()} is read
@@ -74,7 +75,7 @@ public final class KvEventStager implements KvEventSink
     @Override
     public void blockStored(final long[] blockHashes, final int firstBlock, final int blockCount,
         final int[] tokenIds, final int blockSize, final int loraId, final byte[] loraNameUtf8,
-        final byte[] cacheSaltUtf8)
+        final byte[] cacheSaltUtf8, final dev.tapedeck.kv.MediaSpans media)
     {
         // the salt is an extra key of the request's first block only
         final byte[] salt = 0 == firstBlock ? cacheSaltUtf8 : null;
@@ -86,7 +87,8 @@ public final class KvEventStager implements KvEventSink
         staging.putInt(length + 18, loraId);
         staging.putInt(length + 22, null == loraNameUtf8 ? -1 : loraNameUtf8.length);
         staging.putInt(length + 26, null == salt ? -1 : salt.length);
-        length += 30;
+        staging.putByte(length + 30, (byte)(null == media ? 0 : 1));
+        length += 31;
         if (null != loraNameUtf8)
         {
             staging.putBytes(length, loraNameUtf8);
@@ -108,6 +110,23 @@ public final class KvEventStager implements KvEventSink
         {
             staging.putInt(length, tokenIds[from + i]);
             length += Integer.BYTES;
+        }
+        if (null != media)
+        {
+            for (int b = firstBlock; b < firstBlock + blockCount; b++)
+            {
+                final long keys = media.keysOfBlock(b * blockSize, (b + 1) * blockSize);
+                final int first = (int)(keys >>> 32);
+                staging.putInt(length, (int)keys);
+                length += Integer.BYTES;
+                for (int m = first; m < first + (int)keys; m++)
+                {
+                    final byte[] identifier = media.identifierUtf8(m);
+                    staging.putInt(length, identifier.length);
+                    staging.putBytes(length + Integer.BYTES, identifier);
+                    length += Integer.BYTES + identifier.length;
+                }
+            }
         }
     }
 

@@ -180,7 +180,7 @@ class LoraSchedulingTest
             @Override
             public void blockStored(final long[] blockHashes, final int firstBlock, final int blockCount,
                 final int[] tokenIds, final int blockSize, final int loraId, final byte[] loraNameUtf8,
-                final byte[] cacheSaltUtf8)
+                final byte[] cacheSaltUtf8, final dev.tapedeck.kv.MediaSpans media)
             {
                 stored.add(new Object[] {blockCount, loraId,
                     null == loraNameUtf8 ? null : new String(loraNameUtf8, StandardCharsets.UTF_8),

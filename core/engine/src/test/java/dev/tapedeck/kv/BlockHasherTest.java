@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <pre>
  * H(x)   = hashlib.sha256(cbor2.dumps(x, canonical=True)).digest()
  * root   = H(seed)                       # seed "0": vLLM with PYTHONHASHSEED=0
- * extra  = tuple([lora_name] + ([cache_salt] if block 0 else [])) or None
+ * extra  = tuple([lora_name] + [ident for media overlapping the block] + ([cache_salt] if block 0 else [])) or None
  * block  = H((parent, tuple(block_token_ids), extra))   # parent of block 0 = root
  * value  = int.from_bytes(block, "big") &amp; (2**64 - 1)
  * </pre>
@@ -84,6 +84,28 @@ class BlockHasherTest
         final byte[][] digests = new BlockHasher("0").blockDigests(ONE_TO_EIGHT, 4, "my-lora", "s3cret");
         assertEquals("5e417a52248abde6f9a087b2b20c3923ab02964efd73c9644d0c6304ccfd2faf", hex(digests[0]));
         assertEquals("240b02aa36a7e0f208d8619a776b937543a2507503e4a9d7e768570451581ba7", hex(digests[1]));
+    }
+
+    @Test
+    void shouldMixTheIdentifiersOfTheMediaABlockHoldsBetweenLoraAndSalt()
+    {
+        // 12 tokens, blocks of 4; image a on tokens 2..4, image b on 5..8: keys (a), (a, b), (b), as vLLM's
+        // generate_block_hash_extra_keys walks mm_features
+        final int[] tokens = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+        final MediaSpans media = new MediaSpans(new String[] {"img-a", "img-b"}, new int[] {2, 5}, new int[] {3, 4});
+        final byte[][] plain = new BlockHasher("0").blockDigests(tokens, 4, null, null, media);
+        assertEquals("9c78633d50175041b6ce0d32e345043f2741f887d5ce9c35371e497b3d482c0a", hex(plain[0]));
+        assertEquals("c2ff55bb17c4c8158d7ccd241b59e6a51a815c403805472757777c3cc4cc442d", hex(plain[1]));
+        assertEquals("41f1a47b14edcda98f7973a08068dfcdd7b644c020190e8088049223ea1e5709", hex(plain[2]));
+        final byte[][] all = new BlockHasher("0").blockDigests(tokens, 4, "my-lora", "s3cret", media);
+        assertEquals("0fb75a28ac3da5830671faec839bc2af554e5d7bdd06f70439053e27d628128b", hex(all[0]));
+        assertEquals("5c47395dbab83af9ce468e6573f2d6173ce23c4e6cae38144129e94ad5ba4745", hex(all[1]));
+        assertEquals("3784f94134fb8e2127ed7650e98f25cf96d83a85d05ad18c656babec0a8d7d54", hex(all[2]));
+        assertEquals(2L, media.keysOfBlock(4, 8), "items 0 and 1");
+        assertEquals(1L << 32 | 1, media.keysOfBlock(8, 12), "item 1 alone");
+        assertEquals(0L, media.keysOfBlock(9, 13), "none after the last run");
+        assertThrows(IllegalArgumentException.class, () -> new MediaSpans(new String[] {"a", "b"}, new int[] {2, 4},
+            new int[] {3, 1}), "overlapping runs");
     }
 
     @Test

@@ -79,7 +79,8 @@ class KvEventBatchEncoderTest
     {
         final long[] hashes = new BlockHasher("0").blockHashes(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, "sql", null);
         final java.util.function.Consumer<KvEventStager> stored = stager -> stager.blockStored(hashes, 1, 1,
-            new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 300, "sql".getBytes(java.nio.charset.StandardCharsets.UTF_8), null);
+            new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 300, "sql".getBytes(java.nio.charset.StandardCharsets.UTF_8), null,
+            null);
         final String blocks = "91" + "cf" + String.format("%016x", hashes[1]);
         final String parent = "cf" + String.format("%016x", hashes[0]);
         // lora_id 300 is a uint16 (cd 01 2c); lora_name a fixstr
@@ -101,7 +102,7 @@ class KvEventBatchEncoderTest
         final long[] hashes = new BlockHasher("0").blockHashes(new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, "sql", "s1");
         final String text = hex(encode(false, true, stager -> stager.blockStored(hashes, 0, 2,
             new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 300, "sql".getBytes(java.nio.charset.StandardCharsets.UTF_8),
-            "s1".getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+            "s1".getBytes(java.nio.charset.StandardCharsets.UTF_8), null)));
         // ["BlockStored", hashes, nil, tokens, 4, 300, "GPU", "sql", [["sql","s1"], ["sql"]], 0]: the salt is an
         // extra key of the first block only, as in vLLM's block hash
         assertEquals("93" + "cb41d954fc40200000" + "91" + "9a" + "ab" + ascii("BlockStored") + "92" + "cf" +
@@ -111,6 +112,31 @@ class KvEventBatchEncoderTest
         final String plain = hex(encode(false, true, KvEventBatchEncoderTest::storeExample));
         assertTrue(plain.contains("a3" + ascii("GPU") + "c0" + "92c0c0" + "00"), "a text block's keys are nil, " +
             "one per block: " + plain);
+    }
+
+    @Test
+    void shouldCarryTheIdentifiersOfTheMediaEachBlockHolds()
+    {
+        final int[] tokens = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+        final dev.tapedeck.kv.MediaSpans media = new dev.tapedeck.kv.MediaSpans(new String[] {"img-a", "img-b"},
+            new int[] {2, 5}, new int[] {3, 4});
+        final long[] hashes = new BlockHasher("0").blockHashes(tokens, 4, null, "s1", media);
+        final java.util.function.Consumer<KvEventStager> stored = stager ->
+        {
+            stager.blockStored(hashes, 1, 2, tokens, 4, 0, null,
+                "s1".getBytes(java.nio.charset.StandardCharsets.UTF_8), media);
+            stager.blockRemoved(H0);
+        };
+        // blocks 1 and 2: (img-a, img-b) and (img-b); no salt past block 0
+        final String keys = "92" + "92" + "a5" + ascii("img-a") + "a5" + ascii("img-b") + "91" + "a5" +
+            ascii("img-b");
+        final String arrays = hex(encode(false, true, stored));
+        assertTrue(arrays.contains("a3" + ascii("GPU") + "c0" + keys + "00" + "93" + "ac" + ascii("BlockRemoved")),
+            arrays);
+        assertTrue(hex(encode(true, stored)).contains("aa" + ascii("extra_keys") + keys), "the map form too");
+        final String older = hex(encode(false, false, stored));
+        assertTrue(older.contains("a3" + ascii("GPU") + "c0" + "93" + "ac" + ascii("BlockRemoved")),
+            "a line without extra_keys steps over them to the next event: " + older);
     }
 
     @Test

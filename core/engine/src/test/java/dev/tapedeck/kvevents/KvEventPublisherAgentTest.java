@@ -45,7 +45,7 @@ class KvEventPublisherAgentTest
             assertTrue(publisher.endpoint().matches("tcp://127\\.0\\.0\\.1:\\d+"), publisher.endpoint());
             assertEquals(0, invoker.invoke(), "nothing staged, nothing to do");
 
-            stager.blockStored(new long[] {11L, 22L}, 0, 2, new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 0, null, null);
+            stager.blockStored(new long[] {11L, 22L}, 0, 2, new int[] {1, 2, 3, 4, 5, 6, 7, 8}, 4, 0, null, null, null);
             stager.endOfStep(5_000L + 250_000_000L);
             assertEquals(0, publisher.publishedBatches(), "staged, not yet published: no duty cycle ran");
             assertTrue(invoker.invoke() > 0);

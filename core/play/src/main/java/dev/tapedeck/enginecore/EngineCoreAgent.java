@@ -505,6 +505,15 @@ public final class EngineCoreAgent implements Agent
             request.eosTokenId(add.eosTokenId);
         }
         request.kvTransferParams(kvTransferParams(requestId));
+        try
+        {
+            request.media(AddMedia.spans(add));
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            LOG.log(System.Logger.Level.WARNING, "request {0}: mm_features positions ignored (hashed as text): {1}",
+                requestId, ex.getMessage());
+        }
         final PlayRequest p = new PlayRequest(request, add.clientIndex);
         request.attachment(p);
         final SubmitResult result = engine.submit(request, nowNs);

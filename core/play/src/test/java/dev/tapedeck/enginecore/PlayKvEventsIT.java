@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Timeout;
 import org.msgpack.value.ArrayValue;
 import org.msgpack.value.MapValue;
 import org.msgpack.value.Value;
+import org.msgpack.value.ValueFactory;
 import org.zeromq.ZContext;
 
 import dev.tapedeck.engine.EngineConfig;
@@ -97,6 +98,57 @@ class PlayKvEventsIT
                 server.shutdown(0);
             }
 
+        }
+    }
+
+    @Test
+    void shouldHashTheImagesAFrontendPlacesWithTheirIdentifiers() throws Exception
+    {
+        final KvEventsSettings settings = KvEventsSettings.publishOn("tcp://127.0.0.1:*")
+            .replayEndpoint("tcp://127.0.0.1:*").topic("kv").eventsAsMaps(true).bufferSteps(100).ringBytes(1 << 20);
+        Play server = null;
+        try (TestFrontend frontend = new TestFrontend(1); ZContext context = new ZContext())
+        {
+            server = Play.start(new PlayContext().handshakeAddress(frontend.handshakeAddress).engineCount(1)
+                .handshakeTimeoutNs(20_000_000_000L).shutdownTimeoutNs(0).kvEvents(settings)
+                .engine(new EngineConfig().maxModelLen(4096).latencyModel(FAST)));
+            frontend.awaitEngines(1);
+            final KvEventSubscriber sub = new KvEventSubscriber(context, server.kvEventPublishers().get(0), "kv");
+            // a Qwen2-VL-like prompt: 3 text tokens, an image as 40 <|image_pad|> tokens, 5 text tokens
+            final int[] prompt = new int[48];
+            for (int i = 0; i < prompt.length; i++)
+            {
+                prompt[i] = i >= 3 && i < 43 ? 151655 : 100 + i;
+            }
+            final Value feature = ValueFactory.newMap(
+                ValueFactory.newString("data"), ValueFactory.newMap(ValueFactory.newString("pixel_values"),
+                    ValueFactory.newMap(ValueFactory.newString("data"), ValueFactory.newBinary(new byte[64]),
+                        ValueFactory.newString("field"), ValueFactory.newArray(ValueFactory.newString("batched"),
+                            ValueFactory.emptyMap()))),
+                ValueFactory.newString("modality"), ValueFactory.newString("image"),
+                ValueFactory.newString("identifier"), ValueFactory.newString("c0ffee-image"),
+                ValueFactory.newString("mm_position"), ValueFactory.newMap(ValueFactory.newString("offset"),
+                    ValueFactory.newInteger(3), ValueFactory.newString("length"), ValueFactory.newInteger(40),
+                    ValueFactory.newString("is_embed"), ValueFactory.newNil()),
+                ValueFactory.newString("mm_hash"), ValueFactory.newString("processor-hash"));
+            frontend.send(0, 0, (byte)0, TestFrontend.addPayload("with-image", prompt, 2, 0, new int[0], false,
+                ValueFactory.newNil(), null, ValueFactory.newArray(feature)));
+            final MapValue event = receive(sub, 0).get(1).asArrayValue().get(0).asMapValue();
+            final long[] hashes = field(event, "block_hashes").asArrayValue().list().stream()
+                .mapToLong(h -> h.asIntegerValue().asBigInteger().longValue()).toArray();
+            final dev.tapedeck.kv.MediaSpans media = new dev.tapedeck.kv.MediaSpans(new String[] {"c0ffee-image"},
+                new int[] {3}, new int[] {40});
+            assertArrayEquals(new BlockHasher("0").blockHashes(prompt, 16, null, null, media), hashes,
+                "the identifier (not the processor's mm_hash) is in every block the image touches");
+            assertEquals("[[\"c0ffee-image\"],[\"c0ffee-image\"],[\"c0ffee-image\"]]",
+                field(event, "extra_keys").toJson());
+        }
+        finally
+        {
+            if (null != server)
+            {
+                server.shutdown(0);
+            }
         }
     }
 

@@ -161,6 +161,17 @@ public final class TestFrontend implements AutoCloseable
         final int[] stopTokenIds, final boolean ignoreEos, final Value loraRequest, final Value kvTransferParams)
         throws IOException
     {
+        return addPayload(requestId, prompt, maxTokens, client, stopTokenIds, ignoreEos, loraRequest,
+            kvTransferParams, ValueFactory.newNil());
+    }
+
+    /**
+     * An EngineCoreRequest in the newest layout with {@code mm_features} (a list of MultiModalFeatureSpec maps).
+     */
+    public static byte[] addPayload(final String requestId, final int[] prompt, final int maxTokens, final int client,
+        final int[] stopTokenIds, final boolean ignoreEos, final Value loraRequest, final Value kvTransferParams,
+        final Value mmFeatures) throws IOException
+    {
         final MessageBufferPacker p = MessagePack.newDefaultBufferPacker();
         p.packArrayHeader(21).packString(requestId);
         p.packArrayHeader(prompt.length);
@@ -168,7 +179,7 @@ public final class TestFrontend implements AutoCloseable
         {
             p.packInt(id);
         }
-        p.packNil(); // mm_features
+        p.packValue(mmFeatures);
         p.packMapHeader(null == kvTransferParams ? 4 : 5).packString("max_tokens").packInt(maxTokens)
             .packString("stop_token_ids");
         p.packArrayHeader(stopTokenIds.length);

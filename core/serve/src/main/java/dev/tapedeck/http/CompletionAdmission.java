@@ -323,6 +323,7 @@ final class CompletionAdmission
                     .stopTokenIds(request.stopTokenIds)
                     .priority(request.priority)
                     .cacheSalt(request.cacheSalt)
+                    .media(request.mediaSpans)
                     .lora(lora)
                     .fixedOutput(fixedOutput(prepared, index, echo, ids), null != prepared.plans() &&
                         null != prepared.plans()[index])
@@ -421,7 +422,14 @@ final class CompletionAdmission
             {
                 throw ApiException.badRequest(ex.getMessage(), "messages");
             }
-            prompts.add(instance.tokenizer().encode(prompt));
+            if (request.media.isEmpty())
+            {
+                prompts.add(instance.tokenizer().encode(prompt));
+                return prompts;
+            }
+            final MediaParts.Tokenized tokenized = request.media.tokenize(prompt, instance.tokenizer());
+            request.mediaSpans = tokenized.spans();
+            prompts.add(tokenized.ids());
             return prompts;
         }
         final int vocabularySize = instance.tokenizer().vocabulary().size();

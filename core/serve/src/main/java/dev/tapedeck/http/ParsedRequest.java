@@ -37,6 +37,10 @@ final class ParsedRequest
     String model;
     String requestId;
     List<ChatTemplate.Message> messages;
+    /** Chat's images, audio and videos (markers in the messages' text). */
+    final MediaParts media = new MediaParts();
+    /** Where the media sit in the tokenized prompt ({@link CompletionAdmission#tokenize}), or null for none. */
+    dev.tapedeck.kv.MediaSpans mediaSpans;
     /** Chat's {@code tools} as sent, for the chat template; empty for none. */
     List<java.util.Map<String, Object>> tools = List.of();
     /** Completions prompts: each a {@code String} or an {@code int[]} of token ids. */

@@ -25,9 +25,6 @@ final class RequestParser
     private static final ObjectMapper STRICT = new ObjectMapper()
         .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private final ObjectMapper mapper = STRICT;
-    /** Multimodal content parts and the placeholder words each stands for (about two tokens a word). */
-    private static final java.util.Map<String, Integer> MEDIA_WORDS = java.util.Map.of("image_url", 128,
-        "input_image", 128, "input_audio", 96, "audio_url", 96, "video_url", 512);
 
     /**
      * Refuse a body that is not strict UTF-8 (overlong forms, encoded surrogates, truncated sequences), as vLLM's
@@ -126,7 +123,7 @@ final class RequestParser
         final Integer requestedMax;
         if (ParsedRequest.Endpoint.CHAT == form)
         {
-            request.messages = messages(root);
+            request.messages = messages(root, request.media);
             request.toolCalling = StructuredFields.toolCalling(root);
             request.afterToolResult = "tool".equals(request.messages.get(request.messages.size() - 1).role());
             if (null != request.toolCalling)
@@ -349,7 +346,7 @@ final class RequestParser
         }
     }
 
-    private static List<ChatTemplate.Message> messages(final JsonNode root)
+    private static List<ChatTemplate.Message> messages(final JsonNode root, final MediaParts media)
     {
         final JsonNode messages = root.get("messages");
         if (null == messages || messages.isNull())
@@ -379,13 +376,13 @@ final class RequestParser
             {
                 throw ApiException.validation(missing("messages', " + i + ", 'role"), "body.messages." + i + ".role");
             }
-            out.add(new ChatTemplate.Message(role.asText(), content(message.get("content"), i),
+            out.add(new ChatTemplate.Message(role.asText(), content(message.get("content"), i, media),
                 StructuredFields.earlierToolCalls(message.get("tool_calls")), optionalString(message, "tool_call_id")));
         }
         return out;
     }
 
-    private static String content(final JsonNode content, final int index)
+    private static String content(final JsonNode content, final int index, final MediaParts media)
     {
         if (null == content || content.isNull())
         {
@@ -412,39 +409,17 @@ final class RequestParser
             {
                 text.append(part.path("text").asText(""));
             }
-            else if (MEDIA_WORDS.containsKey(type))
+            else if (MediaParts.isMedia(type))
             {
-                placeholder(text, type, part.get(type));
+                text.append(media.add(type, part));
             }
             else
             {
                 throw ApiException.badRequest("content part type '" + type + "' is not supported by tapedeck " +
-                    "(text, " + String.join(", ", MEDIA_WORDS.keySet()) + ")", "messages." + index + ".content");
+                    "(text, " + MediaParts.types() + ")", "messages." + index + ".content");
             }
         }
         return text.toString();
-    }
-
-    /**
-     * An image, audio or video part stands for a run of placeholder words drawn from a hash of the part (its URL or
-     * data), as a vision model's processor stands an image for a run of placeholder tokens: the same media gives the
-     * same words (a prefix-cache hit), other media other words. About {@code words} x 2 tokens with the built-in
-     * tokenizer.
-     */
-    private static void placeholder(final StringBuilder text, final String type, final JsonNode media)
-    {
-        long hash = 0x6d6d6d6dL ^ type.hashCode();
-        final String source = null == media ? "" : media.toString();
-        for (int i = 0; i < source.length(); i++)
-        {
-            hash = dev.tapedeck.latency.SeededRandom.mix(hash, source.charAt(i));
-        }
-        final int words = MEDIA_WORDS.get(type);
-        for (int w = 0; w < words; w++)
-        {
-            hash = dev.tapedeck.latency.SeededRandom.mix(hash, w);
-            text.append(0 == w ? "" : " ").append(type.charAt(0)).append(Long.toHexString(hash >>> 40));
-        }
     }
 
     private static List<Object> prompts(final JsonNode root)

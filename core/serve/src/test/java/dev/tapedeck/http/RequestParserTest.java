@@ -336,19 +336,39 @@ class RequestParserTest
     }
 
     @Test
-    void shouldStandMediaPartsForPlaceholderWordsDrawnFromTheMedia()
+    void shouldStandMediaPartsForRunsOfPlaceholderTokensKnownByTheirMedia()
     {
         final String image = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":" +
-            "\"what is this?\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"%s\"}}]}]}";
-        final String cat = chat(String.format(image, "https://x/cat.png")).messages.get(0).content();
-        assertTrue(cat.startsWith("what is this?\n"), cat);
-        assertEquals(128, cat.substring(cat.indexOf('\n') + 1).split(" ").length, "128 placeholder words");
-        assertEquals(cat, chat(String.format(image, "https://x/cat.png")).messages.get(0).content(),
-            "the same image, the same words: a prefix-cache hit");
-        assertNotEquals(cat, chat(String.format(image, "https://x/dog.png")).messages.get(0).content());
-        final String audio = chat("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_audio\"," +
-            "\"input_audio\":{\"data\":\"AAAA\",\"format\":\"wav\"}}]}]}").messages.get(0).content();
-        assertEquals(96, audio.split(" ").length);
+            "\"what is this?\"},{\"type\":\"image_url\",\"image_url\":{\"url\":\"%s\"}},{\"type\":\"input_audio\"," +
+            "\"input_audio\":{\"data\":\"AAAA\",\"format\":\"wav\"}},{\"type\":\"text\",\"text\":\"thanks\"}]}]}";
+        final dev.tapedeck.tokens.Tokenizer tokenizer = new dev.tapedeck.tokens.BuiltinTokenizer();
+        final ParsedRequest cat = chat(String.format(image, "https://x/cat.png"));
+        final String text = cat.messages.get(0).content();
+        final MediaParts.Tokenized tokens = cat.media.tokenize("<user>" + text + "</user>", tokenizer);
+        final dev.tapedeck.kv.MediaSpans spans = tokens.spans();
+        assertEquals(2, spans.count());
+        assertEquals(256, spans.length(0), "an image");
+        assertEquals(188, spans.length(1), "an audio clip");
+        final int imagePad = tokens.ids()[spans.offset(0)];
+        for (int i = 0; i < 256; i++)
+        {
+            assertEquals(imagePad, tokens.ids()[spans.offset(0) + i], "identical placeholders");
+        }
+        assertArrayEquals(tokenizer.encode("<user>what is this?\n"), java.util.Arrays.copyOf(tokens.ids(),
+            spans.offset(0)), "the text before the image as the tokenizer encodes it");
+        assertEquals(spans.offset(0) + 256 + tokenizer.encode("\n").length, spans.offset(1));
+        assertEquals(spans.offset(1) + 188 + tokenizer.encode("\nthanks</user>").length, tokens.ids().length);
+
+        final ParsedRequest again = chat(String.format(image, "https://x/cat.png"));
+        final dev.tapedeck.kv.MediaSpans same = again.media.tokenize(again.messages.get(0).content(), tokenizer)
+            .spans();
+        assertEquals(spans.identifier(0), same.identifier(0), "the same image, the same identifier");
+        final ParsedRequest dog = chat(String.format(image, "https://x/dog.png"));
+        final dev.tapedeck.kv.MediaSpans other = dog.media.tokenize(dog.messages.get(0).content(), tokenizer).spans();
+        assertNotEquals(spans.identifier(0), other.identifier(0));
+        assertEquals(spans.identifier(1), other.identifier(1), "the same audio");
+        assertNull(dog.media.tokenize("a template that dropped the message", tokenizer).spans(),
+            "no run where no marker is left");
     }
 
     @Test

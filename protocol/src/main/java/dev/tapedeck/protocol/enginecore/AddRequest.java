@@ -27,8 +27,14 @@ public final class AddRequest
     private int kvTransferParamsLength = -1;
     /** True when the frontend sent prompt embeddings instead of ids. */
     public boolean hasPromptEmbeds;
-    /** True when the request carries multimodal features (skipped). */
+    /** True when the request carries multimodal features. */
     public boolean hasMultimodal;
+    private byte[] mediaIdentifiersUtf8 = new byte[0];
+    /** Where each identifier ends in {@link #mediaIdentifiersUtf8}. */
+    private int[] mediaIdentifierEnds = new int[0];
+    private int[] mediaOffsets = new int[0];
+    private int[] mediaLengths = new int[0];
+    private int mediaCount;
     /** True when the request is a pooling request, which a generating engine cannot serve. */
     public boolean isPooling;
     /** {@code SamplingParams.max_tokens} (default 16). */
@@ -75,6 +81,7 @@ public final class AddRequest
         promptLength = 0;
         hasPromptEmbeds = false;
         hasMultimodal = false;
+        mediaCount = 0;
         isPooling = false;
         maxTokens = 16;
         minTokens = 0;
@@ -204,5 +211,67 @@ public final class AddRequest
         }
         source.getBytes(offset, kvTransferParams, 0, length);
         kvTransferParamsLength = length;
+    }
+
+    /**
+     * @return how many multimodal features with an identifier and a placeholder range the request carries (the
+     *     {@code mm_features} of vLLM 0.11 and later; none for older layouts).
+     */
+    public int mediaCount()
+    {
+        return mediaCount;
+    }
+
+    /**
+     * @param index a feature, below {@link #mediaCount()}.
+     * @return its {@code identifier} (the prefix cache's key of the media), or its {@code mm_hash} without one (a new
+     *     string).
+     */
+    public String mediaIdentifier(final int index)
+    {
+        final int from = 0 == index ? 0 : mediaIdentifierEnds[index - 1];
+        return new String(mediaIdentifiersUtf8, from, mediaIdentifierEnds[index] - from, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * @param index a feature.
+     * @return {@code mm_position.offset}: its first placeholder token.
+     */
+    public int mediaOffset(final int index)
+    {
+        return mediaOffsets[index];
+    }
+
+    /**
+     * @param index a feature.
+     * @return {@code mm_position.length}: its placeholder tokens.
+     */
+    public int mediaLength(final int index)
+    {
+        return mediaLengths[index];
+    }
+
+    /** Keep a feature whose identifier is the UTF-8 {@code length} bytes at {@code offset} of {@code source}. */
+    void addMedia(final DirectBuffer source, final int identifierAt, final int identifierLength, final int offset,
+        final int length)
+    {
+        if (mediaCount == mediaOffsets.length)
+        {
+            final int capacity = Math.max(4, mediaCount * 2);
+            mediaIdentifierEnds = Arrays.copyOf(mediaIdentifierEnds, capacity);
+            mediaOffsets = Arrays.copyOf(mediaOffsets, capacity);
+            mediaLengths = Arrays.copyOf(mediaLengths, capacity);
+        }
+        final int from = 0 == mediaCount ? 0 : mediaIdentifierEnds[mediaCount - 1];
+        if (from + identifierLength > mediaIdentifiersUtf8.length)
+        {
+            mediaIdentifiersUtf8 = Arrays.copyOf(mediaIdentifiersUtf8, Math.max(from + identifierLength,
+                mediaIdentifiersUtf8.length * 2));
+        }
+        source.getBytes(identifierAt, mediaIdentifiersUtf8, from, identifierLength);
+        mediaIdentifierEnds[mediaCount] = from + identifierLength;
+        mediaOffsets[mediaCount] = offset;
+        mediaLengths[mediaCount] = length;
+        mediaCount++;
     }
 }

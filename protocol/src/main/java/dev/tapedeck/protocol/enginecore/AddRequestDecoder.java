@@ -101,7 +101,14 @@ public final class AddRequestDecoder
             if (!reader.tryReadNil())
             {
                 out.hasMultimodal = true;
-                reader.skipValue();
+                if (newLayout && ValueType.ARRAY == reader.nextType())
+                {
+                    MultimodalFeatures.read(reader, out);
+                }
+                else
+                {
+                    reader.skipValue();
+                }
             }
         }
         int slot = 2 + multimodalSlots;

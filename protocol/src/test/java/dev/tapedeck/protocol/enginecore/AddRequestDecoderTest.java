@@ -36,6 +36,10 @@ class AddRequestDecoderTest
         assertEquals("req-mm-large", r.requestId());
         assertRealPrompt(r);
         assertTrue(r.hasMultimodal);
+        assertEquals(1, r.mediaCount());
+        assertEquals("encoder-cache-key", r.mediaIdentifier(0), "the identifier, not the processor's mm_hash");
+        assertEquals(4, r.mediaOffset(0));
+        assertEquals(256, r.mediaLength(0));
         assertEquals(16, r.maxTokens, "max_tokens absent: the default");
         assertEquals(0, r.stopTokenIds().length);
         assertEquals(0, r.clientIndex);
@@ -50,7 +54,14 @@ class AddRequestDecoderTest
         final AddRequest r = decode(TestData.hex("vllm-vcr-fixtures/mm_request_small_inline.hex"));
         assertTrue(r.requestId().startsWith("req-mm-"), r.requestId());
         assertTrue(r.hasMultimodal);
+        assertEquals(1, r.mediaCount(), "the tensor inline in the feature is stepped over");
+        assertEquals("encoder-cache-key", r.mediaIdentifier(0));
+        assertEquals(4, r.mediaOffset(0));
+        assertEquals(256, r.mediaLength(0));
         assertEquals(16, r.maxTokens);
+        final byte[] payload = TestData.hex("vllm-vcr-fixtures/mm_request_small_inline.hex");
+        assertTrue(decoder.decode(new UnsafeBuffer(payload), 0, payload.length, r), "decoded again into the same");
+        assertEquals(1, r.mediaCount(), "a reused request starts without media");
     }
 
     private static void assertRealPrompt(final AddRequest r)
