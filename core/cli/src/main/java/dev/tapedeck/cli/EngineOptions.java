@@ -186,8 +186,15 @@ public final class EngineOptions
             {
                 return kvCacheBlocks;
             }
-            return null == physics ? EngineConfig.DEFAULT_KV_CACHE_BLOCKS : KvCapacity.blocks(physics.model(),
-                physics.gpu(), physics.tensorParallel(), gpuMemoryUtilization, blockSize);
+            if (null != physics)
+            {
+                return KvCapacity.blocks(physics.model(), physics.gpu(), physics.tensorParallel(),
+                    gpuMemoryUtilization, blockSize);
+            }
+            final LatencyOptions.LinearDeployment measured = latency.linearDeploymentInUse(capacityModel);
+            return null == measured ? EngineConfig.DEFAULT_KV_CACHE_BLOCKS : KvCapacity.blocks(
+                ModelArchitecture.lookup(capacityModel), dev.tapedeck.latency.GpuSpec.lookup(measured.gpu()),
+                measured.tensorParallel(), gpuMemoryUtilization, blockSize);
         }
         if (null != kvCacheBlocks)
         {
@@ -280,7 +287,9 @@ public final class EngineOptions
         {
             return new dev.tapedeck.metrics.MfuEstimate(physics.model(), physics.tensorParallel());
         }
-        final int tensorParallel = null == latency.tensorParallelSize ? 1 : latency.tensorParallelSize;
+        final LatencyOptions.LinearDeployment measured = latency.linearDeploymentInUse(capacityModel);
+        final int tensorParallel = null != latency.tensorParallelSize ? latency.tensorParallelSize :
+            null != measured ? measured.tensorParallel() : 1;
         ModelArchitecture model = ModelArchitecture.lookup(capacityModel);
         if (null != latency.modelConfig)
         {

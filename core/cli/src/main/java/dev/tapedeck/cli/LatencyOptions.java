@@ -44,8 +44,9 @@ final class LatencyOptions
             "the measured H100 physics profiles llama-2-7b-tp1-h100, llama-2-70b-tp4-h100, mixtral-8x7b-tp2-h100, " +
             "codellama-34b-tp2-h100, or a profile file that inspect fit wrote (its frontend delay applies unless " +
             "--frontend-delay is given). Default: the measured profile of --model when there is one, else the " +
-            "physics model when --gpu, --tensor-parallel-size or --model-config is given, else dense-8b-rtxpro6000. " +
-            "See docs/latency-models.md.")
+            "physics model when --gpu, --tensor-parallel-size or --model-config is given, else the linear profile " +
+            "fitted on --model, else for a known architecture its prediction on as few H100s as leave 128k tokens of " +
+            "KV cache, else dense-8b-rtxpro6000. See docs/latency-models.md.")
     String stepProfile;
 
     @CommandLine.Option(names = "--gpu", paramLabel = "NAME",
@@ -273,6 +274,30 @@ final class LatencyOptions
     private LatencyModel traceModel;
 
     /**
+     * A linear profile measured for one model, with the GPUs it was measured on, which size the KV cache.
+     *
+     * @param coefficients the profile.
+     * @param gpu the GPU it ran on.
+     * @param tensorParallel GPUs per engine.
+     */
+    record LinearDeployment(StepCoefficients coefficients, String gpu, int tensorParallel)
+    {
+    }
+
+    /**
+     * The shipped linear profiles by the model they were fitted on (the default model, Qwen/Qwen3-8B, keeps the
+     * default profile and KV cache without being listed).
+     */
+    private static final java.util.Map<String, LinearDeployment> LINEAR_BY_MODEL = java.util.Map.of(
+        "meta-llama/Llama-3.1-8B", new LinearDeployment(StepCoefficients.DENSE_8B_RTXPRO6000, "RTX-PRO-6000", 1),
+        "Qwen/Qwen3-32B", new LinearDeployment(StepCoefficients.DENSE_32B_TP2_RTXPRO6000, "RTX-PRO-6000", 2),
+        "Qwen/Qwen3-30B-A3B", new LinearDeployment(StepCoefficients.MOE_30B_A3B_RTXPRO6000, "RTX-PRO-6000", 1));
+    /** A model with no profile of its own runs predicted on this GPU when none is named. */
+    private static final String DEFAULT_PHYSICS_GPU = "H100";
+    /** ... at the fewest GPUs (1, 2, 4, 8) whose memory leaves the KV cache at least this many tokens. */
+    private static final long MIN_KV_TOKENS = 131_072;
+
+    /**
      * Which physics deployment the flags select, read once: a named measured profile, or for a known architecture
      * ({@code --model-config}, else {@code --model}) its measured profile (on {@code --gpu} and at
      * {@code --tensor-parallel-size} when given), else the prediction when {@code --gpu},
@@ -331,7 +356,79 @@ final class LatencyOptions
             roofline = RooflineProfile.predicted(architecture, null == chosenGpu ? GpuSpec.lookup("H100") : chosenGpu,
                 null == tensorParallelSize ? 1 : tensorParallelSize);
         }
+        else if (null == roofline && !LINEAR_BY_MODEL.containsKey(architecture.name()) &&
+            !dev.tapedeck.serve.ServeContext.DEFAULT_MODEL.equals(architecture.name()))
+        {
+            // a known model without a profile of its own: predicted, not timed as the default 8B model
+            final GpuSpec h100 = GpuSpec.lookup(DEFAULT_PHYSICS_GPU);
+            roofline = RooflineProfile.predicted(architecture, h100, fewestGpus(architecture, h100));
+        }
         return roofline;
+    }
+
+    /** The fewest GPUs (1, 2, 4, 8) whose memory holds the weights and leaves {@link #MIN_KV_TOKENS} of KV. */
+    private static int fewestGpus(final ModelArchitecture model, final GpuSpec gpu)
+    {
+        for (int gpus = 1; gpus < 8; gpus *= 2)
+        {
+            try
+            {
+                if ((long)dev.tapedeck.kv.KvCapacity.blocks(model, gpu, gpus, 0.9, 16) * 16 >= MIN_KV_TOKENS)
+                {
+                    return gpus;
+                }
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                // the weights do not fit: more GPUs
+            }
+        }
+        return 8;
+    }
+
+    /**
+     * @param modelName the served model's name.
+     * @return the linear profile measured for that model when it is the step model the flags build (no
+     *     {@code --step-profile}, no physics profile), else null.
+     */
+    LinearDeployment linearDeploymentInUse(final String modelName)
+    {
+        if (!stepModelChosen() || null != roofline(modelName) || null != profileFile())
+        {
+            return null;
+        }
+        final ModelArchitecture architecture = ModelArchitecture.lookup(modelName);
+        final LinearDeployment measured = null == architecture ? null : LINEAR_BY_MODEL.get(architecture.name());
+        return null != measured && (null == stepProfile || measured.coefficients().name().equals(stepProfile)) ?
+            measured : null;
+    }
+
+    /**
+     * @param defaultModel the face's default model.
+     * @return the model {@code --step-profile} was measured on, when it names a measured physics profile or a linear
+     *     profile fitted on another model than the default's, so that a profile alone gives a consistent name and KV
+     *     cache; else {@code defaultModel}.
+     */
+    String defaultModel(final String defaultModel)
+    {
+        if (null == stepProfile || null != profileFile())
+        {
+            return defaultModel;
+        }
+        final RooflineProfile measured = RooflineProfile.named(stepProfile);
+        if (null != measured)
+        {
+            return measured.model().name();
+        }
+        for (final java.util.Map.Entry<String, LinearDeployment> entry : LINEAR_BY_MODEL.entrySet())
+        {
+            if (entry.getValue().coefficients().name().equals(stepProfile) &&
+                StepCoefficients.DENSE_8B_RTXPRO6000 != entry.getValue().coefficients())
+            {
+                return entry.getKey();
+            }
+        }
+        return defaultModel;
     }
 
     /**
@@ -418,7 +515,9 @@ final class LatencyOptions
             return physics.with(physics.coefficients().withJitter(null == stepJitter ?
                 physics.coefficients().jitter() : stepJitter)).latencyModel();
         }
+        final LinearDeployment measuredForModel = linearDeploymentInUse(modelName);
         final StepCoefficients profile = null != profileFile() ? profileFile().coefficients() :
+            null != measuredForModel ? measuredForModel.coefficients() :
             StepCoefficients.profile(null == stepProfile ? StepCoefficients.DENSE_8B_RTXPRO6000.name() : stepProfile);
         return new StepLatencyModel(profile.with(
             null == stepBaseNs ? profile.baseUs() : stepBaseNs / 1000.0,

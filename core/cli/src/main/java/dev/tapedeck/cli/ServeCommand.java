@@ -206,7 +206,7 @@ public final class ServeCommand implements Callable<Integer>
     ServeContext context()
     {
         final String modelName = null != model ? model : null != positionalModel ? positionalModel :
-            ServeContext.DEFAULT_MODEL;
+            engine.latency.defaultModel(ServeContext.DEFAULT_MODEL);
         final List<String> names = null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) :
             servedModelNames;
         engine.capacityModel(modelName);

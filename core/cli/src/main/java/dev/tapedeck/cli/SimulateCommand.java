@@ -97,7 +97,7 @@ public final class SimulateCommand implements Callable<Integer>
     @Override
     public Integer call() throws Exception
     {
-        final String modelName = null == model ? ServeContext.DEFAULT_MODEL : model;
+        final String modelName = null == model ? engine.latency.defaultModel(ServeContext.DEFAULT_MODEL) : model;
         engine.capacityModel(modelName);
         final String mode = sessions.toLowerCase(Locale.ROOT);
         if (!"auto".equals(mode) && !"off".equals(mode))

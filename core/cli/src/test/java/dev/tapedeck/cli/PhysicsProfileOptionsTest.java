@@ -94,6 +94,64 @@ class PhysicsProfileOptionsTest
     }
 
     @Test
+    void shouldGiveEveryKnownModelItsOwnTimingAndKvGeometry()
+    {
+        // a linear profile fitted on the model: its coefficients, the KV cache its GPUs leave
+        final EngineConfig qwen32 = template("Qwen/Qwen3-32B");
+        assertEquals("dense-32b-tp2-rtxpro6000", assertInstanceOf(StepLatencyModel.class, qwen32.latencyModel())
+            .coefficients().name());
+        assertEquals(KvCapacity.blocks(ModelArchitecture.lookup("Qwen/Qwen3-32B"), GpuSpec.lookup("RTX-PRO-6000"), 2,
+            0.9, 16), qwen32.kvCacheBlocks());
+        final EngineConfig llama8 = template("meta-llama/Llama-3.1-8B-Instruct", "--gpu-memory-utilization", "0.8");
+        assertEquals("dense-8b-rtxpro6000", assertInstanceOf(StepLatencyModel.class, llama8.latencyModel())
+            .coefficients().name());
+        assertEquals(KvCapacity.blocks(ModelArchitecture.lookup("meta-llama/Llama-3.1-8B"),
+            GpuSpec.lookup("RTX-PRO-6000"), 1, 0.8, 16), llama8.kvCacheBlocks());
+        // a known model without a profile: predicted on H100s, as few as leave 128k tokens of KV cache
+        final EngineConfig llama70 = template("meta-llama/Llama-3.1-70B");
+        final RooflineStepModel predicted = assertInstanceOf(RooflineStepModel.class, llama70.latencyModel());
+        assertEquals("H100", predicted.gpu().name());
+        assertEquals(4, predicted.tensorParallel());
+        final ModelArchitecture seventy = ModelArchitecture.lookup("meta-llama/Llama-3.1-70B");
+        assertEquals(KvCapacity.blocks(seventy, GpuSpec.lookup("H100"), 4, 0.9, 16), llama70.kvCacheBlocks());
+        assertTrue(16L * KvCapacity.blocks(seventy, GpuSpec.lookup("H100"), 2, 0.9, 16) < 131_072,
+            "two H100s would leave too little");
+        assertEquals(1, assertInstanceOf(RooflineStepModel.class, template("Qwen/Qwen3-14B").latencyModel())
+            .tensorParallel());
+        assertEquals(31_000, template("Qwen/Qwen3-32B", "--kv-cache-size", "31000").kvCacheBlocks(),
+            "an explicit size wins");
+        // a name nobody described keeps the default
+        final EngineConfig unknown = template("acme/unknown");
+        assertEquals("dense-8b-rtxpro6000", assertInstanceOf(StepLatencyModel.class, unknown.latencyModel())
+            .coefficients().name());
+        assertEquals(EngineConfig.DEFAULT_KV_CACHE_BLOCKS, unknown.kvCacheBlocks());
+    }
+
+    @Test
+    void shouldNameTheModelAProfileWasMeasuredOnWhenNoModelIsGiven()
+    {
+        final CommandLine cli = Main.commandLine();
+        cli.parseArgs("serve", "--step-profile", "dense-32b-tp2-rtxpro6000");
+        final dev.tapedeck.serve.ServeContext qwen32 = ((ServeCommand)cli.getSubcommands().get("serve").getCommand())
+            .context();
+        assertEquals("Qwen/Qwen3-32B", qwen32.model());
+        assertEquals(KvCapacity.blocks(ModelArchitecture.lookup("Qwen/Qwen3-32B"), GpuSpec.lookup("RTX-PRO-6000"), 2,
+            0.9, 16), qwen32.engine().kvCacheBlocks());
+        final CommandLine physics = Main.commandLine();
+        physics.parseArgs("serve", "--step-profile", "llama-2-70b-tp4-h100");
+        assertEquals("meta-llama/Llama-2-70b-hf", ((ServeCommand)physics.getSubcommands().get("serve").getCommand())
+            .context().model());
+        final CommandLine named = Main.commandLine();
+        named.parseArgs("serve", "--model", "acme/mine", "--step-profile", "dense-32b-tp2-rtxpro6000");
+        assertEquals("acme/mine", ((ServeCommand)named.getSubcommands().get("serve").getCommand()).context().model(),
+            "a given name stays");
+        final CommandLine plain = Main.commandLine();
+        plain.parseArgs("serve", "--step-profile", "dense-8b-rtxpro6000");
+        assertEquals("Qwen/Qwen3-8B", ((ServeCommand)plain.getSubcommands().get("serve").getCommand()).context()
+            .model(), "the default profile keeps the default model");
+    }
+
+    @Test
     void shouldReadTheArchitectureFromAConfigJson() throws Exception
     {
         final Path config = dir.resolve("config.json");
