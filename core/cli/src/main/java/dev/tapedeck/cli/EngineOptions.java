@@ -166,6 +166,7 @@ public final class EngineOptions
     public EngineOptions capacityModel(final String model)
     {
         capacityModel = model;
+        latency.kvSettings(gpuMemoryUtilization, blockSize);
         return this;
     }
 
@@ -201,7 +202,9 @@ public final class EngineOptions
             throw new IllegalArgumentException("give --kv-cache-size or --gpu-memory-gb, not both");
         }
         final ModelArchitecture model = null != physics ? physics.model() : ModelArchitecture.lookup(capacityModel);
-        final int tensorParallel = null != physics ? physics.tensorParallel() : 1;
+        final LatencyOptions.LinearDeployment measured = latency.linearDeploymentInUse(capacityModel);
+        final int tensorParallel = null != physics ? physics.tensorParallel() : null != measured ?
+            measured.tensorParallel() : 1;
         if (null == model && (null == kvBytesPerToken || null == modelWeightsGb))
         {
             throw new IllegalArgumentException("--gpu-memory-gb: no built-in dimensions for model '" + capacityModel +

@@ -58,7 +58,8 @@ final class LatencyOptions
     @CommandLine.Option(names = "--tensor-parallel-size", paramLabel = "N",
         description = "GPUs each engine's model is split over (vLLM's flag): the physics model divides the work, " +
             "adds two all-reduces per layer, and the KV cache holds 1/N of the weights and KV heads per GPU " +
-            "(default: the measured profile's, else 1).")
+            "(default: the measured profile's, else the fewest of 1, 2, 4, 8 that hold the weights on --gpu, or " +
+            "without --gpu leave 128k tokens of KV cache on H100s).")
     Integer tensorParallelSize;
 
     @CommandLine.Option(names = "--model-config", paramLabel = "FILE",
@@ -272,6 +273,8 @@ final class LatencyOptions
     java.util.List<java.nio.file.Path> latencyTraceFiles;
 
     private LatencyModel traceModel;
+    private double kvUtilization = 0.9;
+    private int kvBlockSize = 16;
 
     /**
      * A linear profile measured for one model, with the GPUs it was measured on, which size the KV cache.
@@ -353,27 +356,38 @@ final class LatencyOptions
         roofline = RooflineProfile.measured(architecture, chosenGpu, tensorParallelSize);
         if (null == roofline && physicsAsked)
         {
-            roofline = RooflineProfile.predicted(architecture, null == chosenGpu ? GpuSpec.lookup("H100") : chosenGpu,
-                null == tensorParallelSize ? 1 : tensorParallelSize);
+            final GpuSpec onGpu = null == chosenGpu ? GpuSpec.lookup(DEFAULT_PHYSICS_GPU) : chosenGpu;
+            // no size given: as few GPUs as hold the model (named GPU) or leave a sizeable cache (a model alone)
+            roofline = RooflineProfile.predicted(architecture, onGpu, null != tensorParallelSize ? tensorParallelSize :
+                fewestGpus(architecture, onGpu, null == chosenGpu ? MIN_KV_TOKENS : kvBlockSize));
         }
-        else if (null == roofline && !LINEAR_BY_MODEL.containsKey(architecture.name()) &&
+        else if (null == roofline && !LINEAR_BY_MODEL.containsKey(architecture.name()) && !linearOverridden() &&
             !dev.tapedeck.serve.ServeContext.DEFAULT_MODEL.equals(architecture.name()))
         {
             // a known model without a profile of its own: predicted, not timed as the default 8B model
             final GpuSpec h100 = GpuSpec.lookup(DEFAULT_PHYSICS_GPU);
-            roofline = RooflineProfile.predicted(architecture, h100, fewestGpus(architecture, h100));
+            roofline = RooflineProfile.predicted(architecture, h100, fewestGpus(architecture, h100, MIN_KV_TOKENS));
         }
         return roofline;
     }
 
-    /** The fewest GPUs (1, 2, 4, 8) whose memory holds the weights and leaves {@link #MIN_KV_TOKENS} of KV. */
-    private static int fewestGpus(final ModelArchitecture model, final GpuSpec gpu)
+    private boolean linearOverridden()
+    {
+        return null != stepBaseNs || null != stepPrefillTokenNs || null != stepDecodeRequestNs || null != stepContextNs;
+    }
+
+    /**
+     * The fewest GPUs (1, 2, 4, 8) whose memory holds the weights and leaves {@code minKvTokens} of KV cache at the
+     * engine's {@code --gpu-memory-utilization} and {@code --block-size} (8 when none does).
+     */
+    private int fewestGpus(final ModelArchitecture model, final GpuSpec gpu, final long minKvTokens)
     {
         for (int gpus = 1; gpus < 8; gpus *= 2)
         {
             try
             {
-                if ((long)dev.tapedeck.kv.KvCapacity.blocks(model, gpu, gpus, 0.9, 16) * 16 >= MIN_KV_TOKENS)
+                if ((long)dev.tapedeck.kv.KvCapacity.blocks(model, gpu, gpus, kvUtilization, kvBlockSize) *
+                    kvBlockSize >= minKvTokens)
                 {
                     return gpus;
                 }
@@ -384,6 +398,19 @@ final class LatencyOptions
             }
         }
         return 8;
+    }
+
+    /**
+     * The engine's KV settings, which decide how many GPUs a predicted deployment needs; set by {@link EngineOptions}
+     * before any profile is resolved.
+     *
+     * @param utilization {@code --gpu-memory-utilization}.
+     * @param blockSize {@code --block-size}.
+     */
+    void kvSettings(final double utilization, final int blockSize)
+    {
+        kvUtilization = utilization;
+        kvBlockSize = blockSize;
     }
 
     /**
@@ -411,9 +438,13 @@ final class LatencyOptions
      */
     String defaultModel(final String defaultModel)
     {
-        if (null == stepProfile || null != profileFile())
+        if (null == stepProfile)
         {
             return defaultModel;
+        }
+        if (null != profileFile())
+        {
+            return null == profileFile().roofline() ? defaultModel : profileFile().roofline().model().name();
         }
         final RooflineProfile measured = RooflineProfile.named(stepProfile);
         if (null != measured)

@@ -58,8 +58,9 @@ public final class PlayCommand implements Callable<Integer>
     long shutdownTimeoutNs;
 
     @CommandLine.Option(names = "--model", paramLabel = "NAME",
-        description = "The model the engine stands for: sizes the KV cache under --gpu-memory-gb and names the " +
-            "model in the P/D handshake hash (the frontend names the served model).")
+        description = "The model the engine stands for: its profile or physics prediction times the steps and sizes " +
+            "the KV cache, as under serve (docs/latency-models.md), and it names the model in the P/D handshake hash " +
+            "(the frontend names the served model).")
     String model;
 
     @CommandLine.Mixin

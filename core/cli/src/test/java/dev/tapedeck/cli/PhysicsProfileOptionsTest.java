@@ -120,6 +120,17 @@ class PhysicsProfileOptionsTest
             .tensorParallel());
         assertEquals(31_000, template("Qwen/Qwen3-32B", "--kv-cache-size", "31000").kvCacheBlocks(),
             "an explicit size wins");
+        assertEquals(8, assertInstanceOf(RooflineStepModel.class, template("meta-llama/Llama-3.1-70B",
+            "--gpu-memory-utilization", "0.5").latencyModel()).tensorParallel(), "half of each GPU: more GPUs");
+        assertEquals(2, assertInstanceOf(RooflineStepModel.class, template("meta-llama/Llama-3.1-70B", "--gpu", "H200")
+            .latencyModel()).tensorParallel(), "a named GPU: as few as hold the weights");
+        assertEquals("dense-8b-rtxpro6000+custom", assertInstanceOf(StepLatencyModel.class, template(
+            "meta-llama/Llama-3.1-70B", "--step-base", "2ms").latencyModel()).coefficients().name(),
+            "linear overrides keep the linear default rather than fail");
+        final ModelArchitecture qwen32Dims = ModelArchitecture.lookup("Qwen/Qwen3-32B");
+        assertEquals(KvCapacity.blocks(96_000_000_000L, 0.9, qwen32Dims.weightBytesPerGpu(2),
+            KvCapacity.DEFAULT_OVERHEAD_BYTES, (long)qwen32Dims.kvBytesPerTokenPerGpu(2), 16),
+            template("Qwen/Qwen3-32B", "--gpu-memory-gb", "96").kvCacheBlocks(), "GPU memory per GPU of the profile");
         // a name nobody described keeps the default
         final EngineConfig unknown = template("acme/unknown");
         assertEquals("dense-8b-rtxpro6000", assertInstanceOf(StepLatencyModel.class, unknown.latencyModel())

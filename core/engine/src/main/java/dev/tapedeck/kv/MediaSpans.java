@@ -95,7 +95,7 @@ public final class MediaSpans
     /**
      * The items whose placeholder run overlaps the tokens {@code [startToken, endToken)} of a block: their identifiers
      * are the block's media extra keys, in order. vLLM walks the items with a cursor from block to block; for a block
-     * of a prompt hashed from its start that is the same as this overlap.
+     * of a prompt hashed from its start that is the same as this overlap. A binary search: O(log items + keys).
      *
      * @param startToken the block's first token.
      * @param endToken one past its last token.
@@ -103,20 +103,27 @@ public final class MediaSpans
      */
     public long keysOfBlock(final int startToken, final int endToken)
     {
-        int first = -1;
-        int count = 0;
-        for (int i = 0; i < offsets.length && offsets[i] < endToken; i++)
+        // the runs are ordered and apart, so their ends increase: find the first that ends after the block starts
+        int low = 0;
+        int high = offsets.length;
+        while (low < high)
         {
-            if (startToken < offsets[i] + lengths[i])
+            final int middle = (low + high) >>> 1;
+            if ((long)offsets[middle] + lengths[middle] <= startToken)
             {
-                if (first < 0)
-                {
-                    first = i;
-                }
-                count++;
+                low = middle + 1;
+            }
+            else
+            {
+                high = middle;
             }
         }
-        return (long)Math.max(first, 0) << 32 | count;
+        int count = 0;
+        while (low + count < offsets.length && offsets[low + count] < endToken)
+        {
+            count++;
+        }
+        return 0 == count ? 0 : (long)low << 32 | count;
     }
 
     @Override

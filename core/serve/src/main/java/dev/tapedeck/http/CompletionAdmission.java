@@ -427,7 +427,8 @@ final class CompletionAdmission
                 prompts.add(instance.tokenizer().encode(prompt));
                 return prompts;
             }
-            final MediaParts.Tokenized tokenized = request.media.tokenize(prompt, instance.tokenizer());
+            final MediaParts.Tokenized tokenized = request.media.tokenize(prompt, instance.tokenizer(),
+                instance.firstEngine().config().maxModelLen());
             request.mediaSpans = tokenized.spans();
             prompts.add(tokenized.ids());
             return prompts;
@@ -498,7 +499,7 @@ final class CompletionAdmission
         if (ParsedRequest.Endpoint.CHAT == request.endpoint.form())
         {
             final ChatTemplate.Message last = request.messages.get(request.messages.size() - 1);
-            final int[] ids = instance.tokenizer().encode(last.content());
+            final int[] ids = instance.tokenizer().encode(request.media.withoutMarkers(last.content()));
             return ids.length > 0 ? ids : prompts.get(0);
         }
         return new int[0]; // completions echo each prompt's own tokens

@@ -21,9 +21,11 @@ import dev.tapedeck.tokens.Tokenizer;
  * identifier. The identifiers go into the block hashes and the KV events' {@code extra_keys} through
  * {@link MediaSpans}, so two prompts with the same placeholders share blocks only when their media agree.
  * <p>
- * While the messages are parsed, each part leaves a marker in its message's text ({@link #add}); the rendered chat
- * template is then cut at the markers and the runs put in their place ({@link #tokenize}). A template that drops a
- * message drops its media too. Built and read by one thread at a time.
+ * While the messages are parsed, each part leaves a marker in its message's text ({@link #add}), made with a random
+ * value per request so that no client text can pose as one; the rendered chat template is then cut at the markers
+ * and the runs put in their place ({@link #tokenize}). A template that drops a message drops its media too. The
+ * media's placeholder tokens are checked against the context before any run is built. Built and read by one thread
+ * at a time.
  */
 final class MediaParts
 {
@@ -37,12 +39,17 @@ final class MediaParts
         "image", new String[] {"<|image_pad|>", "<image>", "<|image|>", "<IMG_CONTEXT>", "<image_soft_token>"},
         "audio", new String[] {"<|audio_pad|>", "<|AUDIO|>", "<audio>", "<|audio|>", "<audio_soft_token>"},
         "video", new String[] {"<|video_pad|>", "<video>", "<|video|>"});
-    /** Unicode noncharacters: kept by any template, never sent as text by a real client. */
+    /** The field that holds each part type's media (Responses' {@code input_image} holds an {@code image_url}). */
+    private static final Map<String, String> MEDIA_FIELD = Map.of("image_url", "image_url", "input_image",
+        "image_url", "input_audio", "input_audio", "audio_url", "audio_url", "video_url", "video_url");
+    /** Unicode noncharacters around a marker: kept by any template, never meant as text. */
     private static final char OPEN = '\uFDD0';
     private static final char CLOSE = '\uFDD1';
 
     private final List<String> modalities = new ArrayList<>(1);
     private final List<String> identifiers = new ArrayList<>(1);
+    /** A marker is {@code OPEN nonce index CLOSE}: a client cannot write one of this request's markers in its text. */
+    private String nonce;
 
     /**
      * @param type a content part's {@code type}.
@@ -68,9 +75,20 @@ final class MediaParts
      * @param part the whole part as sent.
      * @return the marker that stands for it in its message's text.
      */
-    String add(final String type, final JsonNode part)
+    String add(final String type, final JsonNode part, final String path)
     {
         final String modality = MODALITY.get(type);
+        final JsonNode media = part.get(MEDIA_FIELD.get(type));
+        final JsonNode fileId = part.get("file_id");
+        if ((null == media || media.isNull()) && (null == fileId || !fileId.isTextual()))
+        {
+            throw ApiException.badRequest("a content part of type '" + type + "' needs its '" + MEDIA_FIELD.get(type) +
+                "'", path);
+        }
+        if (null == nonce)
+        {
+            nonce = Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() | Long.MIN_VALUE);
+        }
         final MessageDigest sha256;
         try
         {
@@ -80,13 +98,43 @@ final class MediaParts
         {
             throw new IllegalStateException("SHA-256 is missing from this JVM", ex);
         }
-        final JsonNode media = part.has(type) ? part.get(type) : part;
         sha256.update(modality.getBytes(StandardCharsets.UTF_8));
         sha256.update((byte)0);
-        sha256.update(media.toString().getBytes(StandardCharsets.UTF_8));
+        sha256.update((null == media || media.isNull() ? fileId : media).toString().getBytes(StandardCharsets.UTF_8));
         identifiers.add(HexFormat.of().formatHex(sha256.digest()));
         modalities.add(modality);
-        return OPEN + Integer.toString(identifiers.size() - 1) + CLOSE;
+        return OPEN + nonce + ':' + (identifiers.size() - 1) + CLOSE;
+    }
+
+    /**
+     * @param text a message's text.
+     * @return the text without this request's markers (what the client wrote around its media).
+     */
+    String withoutMarkers(final String text)
+    {
+        if (null == nonce || text.indexOf(OPEN) < 0)
+        {
+            return text;
+        }
+        final StringBuilder out = new StringBuilder(text.length());
+        int from = 0;
+        while (true)
+        {
+            final int open = text.indexOf(OPEN, from);
+            final int close = open < 0 ? -1 : text.indexOf(CLOSE, open);
+            if (close < 0 || itemOf(text, open + 1, close) < 0)
+            {
+                out.append(text, from, open < 0 ? text.length() : open + 1);
+                if (open < 0)
+                {
+                    return out.toString();
+                }
+                from = open + 1;
+                continue;
+            }
+            out.append(text, from, open);
+            from = close + 1;
+        }
     }
 
     /**
@@ -113,10 +161,25 @@ final class MediaParts
      *
      * @param rendered the chat template's output.
      * @param tokenizer the served tokenizer.
+     * @param maxModelLen the context length: a request whose media alone need more is refused before their runs are
+     *     built.
      * @return the ids and the runs.
+     * @throws ApiException (400) when the media alone exceed the context.
      */
-    Tokenized tokenize(final String rendered, final Tokenizer tokenizer)
+    Tokenized tokenize(final String rendered, final Tokenizer tokenizer, final int maxModelLen)
     {
+        long mediaTokens = 0;
+        for (final String modality : modalities)
+        {
+            mediaTokens += TOKENS.get(modality);
+        }
+        if (mediaTokens > maxModelLen)
+        {
+            throw ApiException.badRequest("This model's maximum context length is " + maxModelLen + " tokens. " +
+                "However, your request's " + modalities.size() + " media items alone take " + mediaTokens +
+                " placeholder tokens. Please send fewer images, audio clips or videos.", "messages");
+        }
+        final Map<String, Integer> padIds = new java.util.HashMap<>(4);
         final List<int[]> pieces = new ArrayList<>();
         final List<String> spanIds = new ArrayList<>();
         final List<int[]> spanAt = new ArrayList<>();
@@ -134,21 +197,26 @@ final class MediaParts
             }
             final int item = itemOf(rendered, open + 1, close);
             scan = open + 1;
-            if (item < 0 || used[item])
+            if (item < 0)
             {
                 continue; // not one of ours: text
             }
-            used[item] = true;
             total += add(pieces, tokenizer, rendered.substring(textFrom, open));
-            final int length = TOKENS.get(modalities.get(item));
+            textFrom = close + 1;
+            scan = textFrom;
+            if (used[item])
+            {
+                continue; // a template that renders a message twice: the media once, where it first appears
+            }
+            used[item] = true;
+            final String modality = modalities.get(item);
+            final int length = TOKENS.get(modality);
             final int[] run = new int[length];
-            java.util.Arrays.fill(run, padToken(tokenizer, modalities.get(item)));
+            java.util.Arrays.fill(run, padIds.computeIfAbsent(modality, m -> padToken(tokenizer, m)));
             pieces.add(run);
             spanIds.add(identifiers.get(item));
             spanAt.add(new int[] {total, length});
             total += length;
-            textFrom = close + 1;
-            scan = textFrom;
         }
         total += add(pieces, tokenizer, rendered.substring(textFrom));
         final int[] ids = new int[total];
@@ -172,14 +240,16 @@ final class MediaParts
         return new Tokenized(ids, new MediaSpans(spanIds.toArray(new String[0]), offsets, lengths));
     }
 
+    /** The item a marker's inside {@code nonce:index} names, or -1 when it is not this request's marker. */
     private int itemOf(final String rendered, final int from, final int to)
     {
-        if (to == from || to - from > 6)
+        if (null == nonce || !rendered.startsWith(nonce, from) || from + nonce.length() >= to ||
+            ':' != rendered.charAt(from + nonce.length()) || to - from - nonce.length() - 1 > 6)
         {
             return -1;
         }
         int item = 0;
-        for (int i = from; i < to; i++)
+        for (int i = from + nonce.length() + 1; i < to; i++)
         {
             final char c = rendered.charAt(i);
             if (c < '0' || c > '9')

@@ -411,7 +411,7 @@ final class RequestParser
             }
             else if (MediaParts.isMedia(type))
             {
-                text.append(media.add(type, part));
+                text.append(media.add(type, part, "messages." + index + ".content"));
             }
             else
             {

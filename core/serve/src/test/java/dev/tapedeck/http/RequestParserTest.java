@@ -344,7 +344,7 @@ class RequestParserTest
         final dev.tapedeck.tokens.Tokenizer tokenizer = new dev.tapedeck.tokens.BuiltinTokenizer();
         final ParsedRequest cat = chat(String.format(image, "https://x/cat.png"));
         final String text = cat.messages.get(0).content();
-        final MediaParts.Tokenized tokens = cat.media.tokenize("<user>" + text + "</user>", tokenizer);
+        final MediaParts.Tokenized tokens = cat.media.tokenize("<user>" + text + "</user>", tokenizer, 4096);
         final dev.tapedeck.kv.MediaSpans spans = tokens.spans();
         assertEquals(2, spans.count());
         assertEquals(256, spans.length(0), "an image");
@@ -360,15 +360,51 @@ class RequestParserTest
         assertEquals(spans.offset(1) + 188 + tokenizer.encode("\nthanks</user>").length, tokens.ids().length);
 
         final ParsedRequest again = chat(String.format(image, "https://x/cat.png"));
-        final dev.tapedeck.kv.MediaSpans same = again.media.tokenize(again.messages.get(0).content(), tokenizer)
+        final dev.tapedeck.kv.MediaSpans same = again.media.tokenize(again.messages.get(0).content(), tokenizer, 4096)
             .spans();
         assertEquals(spans.identifier(0), same.identifier(0), "the same image, the same identifier");
         final ParsedRequest dog = chat(String.format(image, "https://x/dog.png"));
-        final dev.tapedeck.kv.MediaSpans other = dog.media.tokenize(dog.messages.get(0).content(), tokenizer).spans();
+        final dev.tapedeck.kv.MediaSpans other = dog.media.tokenize(dog.messages.get(0).content(), tokenizer, 4096)
+            .spans();
         assertNotEquals(spans.identifier(0), other.identifier(0));
         assertEquals(spans.identifier(1), other.identifier(1), "the same audio");
-        assertNull(dog.media.tokenize("a template that dropped the message", tokenizer).spans(),
+        assertNull(dog.media.tokenize("a template that dropped the message", tokenizer, 4096).spans(),
             "no run where no marker is left");
+        final String twice = dog.messages.get(0).content();
+        final MediaParts.Tokenized repeated = dog.media.tokenize(twice + twice, tokenizer, 4096);
+        assertEquals(2, repeated.spans().count(), "a message rendered twice: each item once, where it first appears");
+        assertEquals(tokenizer.encode("what is this?\n").length + 256 + tokenizer.encode("\n").length + 188 +
+            tokenizer.encode("\nthankswhat is this?\n").length + tokenizer.encode("\n").length +
+            tokenizer.encode("\nthanks").length, repeated.ids().length,
+            "the second copy's markers are dropped, not tokenized as text");
+        assertEquals("what is this?\n\n\nthanks", dog.media.withoutMarkers(twice), "echo: the client's text");
+    }
+
+    @Test
+    void shouldRefuseMediaWithoutDataOrBeyondTheContextAndIgnoreMarkersInText()
+    {
+        final ApiException bare = chatError("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":" +
+            "\"video_url\"}]}]}", BAD_REQUEST, "messages.0.content");
+        assertTrue(bare.getMessage().contains("needs its 'video_url'"), bare.getMessage());
+        final StringBuilder many = new StringBuilder("{\"messages\":[{\"role\":\"user\",\"content\":[");
+        for (int i = 0; i < 200; i++)
+        {
+            many.append(0 == i ? "" : ",").append("{\"type\":\"video_url\",\"video_url\":{\"url\":\"v\"}}");
+        }
+        final ParsedRequest videos = chat(many.append("]}]}").toString());
+        final ApiException tooMany = assertThrows(ApiException.class, () -> videos.media.tokenize(
+            videos.messages.get(0).content(), new dev.tapedeck.tokens.BuiltinTokenizer(), 32_768));
+        assertTrue(tooMany.getMessage().contains("200 media items alone take 204800 placeholder tokens"),
+            tooMany.getMessage());
+        // a client writing what looks like a marker gets text, not someone's image
+        final ParsedRequest forged = chat("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\"," +
+            "\"text\":\"\\ufdd00:0\\ufdd1 and \\ufdd0x\\ufdd1\"},{\"type\":\"image_url\",\"image_url\":{\"url\":" +
+            "\"https://x/cat.png\"}}]}]}");
+        final String text = forged.messages.get(0).content();
+        final MediaParts.Tokenized tokens = forged.media.tokenize(text, new dev.tapedeck.tokens.BuiltinTokenizer(),
+            4096);
+        assertEquals(1, tokens.spans().count());
+        assertEquals(tokens.ids().length - 256, tokens.spans().offset(0), "the run where the image part is, last");
     }
 
     @Test
