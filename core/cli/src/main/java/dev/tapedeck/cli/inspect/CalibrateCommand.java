@@ -137,11 +137,31 @@ public final class CalibrateCommand implements Callable<Integer>
         throws IOException
     {
         requireTrace(file);
+        return replay(file, engine, spec.commandLine().getParseResult(), model,
+            null == tolerance ? Calibration.MODEL_LEVEL_TOLERANCE : tolerance, perMetric);
+    }
+
+    /**
+     * Replay a trace's workload through the engine in virtual time and compare the replay with the trace.
+     *
+     * @param file the trace.
+     * @param engine the engine flags (step model, KV cache, ...).
+     * @param parsed what the command line gave (flags not given take the trace's values).
+     * @param model the model, or null for the trace's.
+     * @param tolerance the gates' tolerance.
+     * @param perMetric tolerances of single metrics.
+     * @return the comparison.
+     * @throws IOException when the trace cannot be read.
+     */
+    static Calibration.Result replay(final Path file, final EngineOptions engine, final CommandLine.ParseResult parsed,
+        final String model, final double tolerance, final Map<LatencySide.Metric, Double> perMetric)
+        throws IOException
+    {
         final TraceReader.Trace trace = TraceReader.readAll(file);
         final String modelName = null != model ? model : null != trace.meta().model() ? trace.meta().model() :
             ServeContext.DEFAULT_MODEL;
-        final EngineConfig config = engine.capacityModel(modelName).replayTemplate(
-            spec.commandLine().getParseResult(), trace.meta().maxNumSeqs(), trace.meta().blockSize());
+        final EngineConfig config = engine.capacityModel(modelName).replayTemplate(parsed,
+            trace.meta().maxNumSeqs(), trace.meta().blockSize());
         final TraceReplayRun.Result run;
         try
         {
@@ -171,7 +191,7 @@ public final class CalibrateCommand implements Callable<Integer>
         notes.addAll(source.notes());
         return Calibration.compare("replay", new LatencySide(replayed.name(), "replay", replayed.metrics(),
             replayed.requests(), List.of()), new LatencySide(source.name(), "trace", source.metrics(),
-            source.requests(), notes), null == tolerance ? Calibration.MODEL_LEVEL_TOLERANCE : tolerance, perMetric);
+            source.requests(), notes), tolerance, perMetric);
     }
 
     private static LatencySide requireTrace(final Path file) throws IOException

@@ -15,7 +15,7 @@ import dev.tapedeck.cli.VersionProvider;
     description = "Offline tools for traces, workloads and load reports (docs/inspect.md).",
     subcommands = {ConvertCommand.class, SummarizeCommand.class, PerfettoCommand.class, ValidateCommand.class,
         FingerprintCommand.class, GenDemoCommand.class, ReportCommand.class, CalibrateCommand.class, FitCommand.class,
-        CommandLine.HelpCommand.class})
+        ConformanceCommand.class, CommandLine.HelpCommand.class})
 public final class InspectCommand implements Runnable
 {
     @CommandLine.Spec
