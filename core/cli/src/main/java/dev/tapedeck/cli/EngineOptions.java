@@ -316,6 +316,7 @@ public final class EngineOptions
 
     EngineConfig template()
     {
+        latency.checkConfigHash();
         return new EngineConfig()
             .maxNumSeqs(maxNumSeqs)
             .maxNumBatchedTokens(stepBudget())

@@ -162,6 +162,72 @@ final class LatencyOptions
 
     private StepReplay stepReplay;
 
+    @CommandLine.Option(names = "--expect-config-hash", paramLabel = "HASH",
+        description = "Refuse to start unless every trace given to --replay-tokens, --replay-steps and " +
+            "--latency-trace was captured for this configuration fingerprint (its meta config_hash; inspect " +
+            "fingerprint computes one): a replay never runs on a capture of another setup.")
+    String expectConfigHash;
+
+    /**
+     * {@code --expect-config-hash}: every trace the replay and latency flags name carries that fingerprint.
+     *
+     * @throws IllegalArgumentException (one line naming the file) for a trace of another or no fingerprint, or when
+     *     no trace is given.
+     */
+    void checkConfigHash()
+    {
+        if (null == expectConfigHash)
+        {
+            return;
+        }
+        final String expected = expectConfigHash.trim().toLowerCase(java.util.Locale.ROOT);
+        if (!expected.matches("[0-9a-f]{64}"))
+        {
+            throw new IllegalArgumentException("--expect-config-hash takes 64 hex digits, got '" + expectConfigHash +
+                "'");
+        }
+        final java.util.Set<java.nio.file.Path> traces = new java.util.LinkedHashSet<>();
+        if (null != replayTokensFile)
+        {
+            traces.add(replayTokensFile);
+        }
+        if (null != replayStepsFile)
+        {
+            traces.add(replayStepsFile);
+        }
+        if (null != latencyTraceFiles)
+        {
+            traces.addAll(latencyTraceFiles);
+        }
+        if (traces.isEmpty())
+        {
+            throw new IllegalArgumentException("--expect-config-hash checks the traces of --replay-tokens, " +
+                "--replay-steps and --latency-trace; none is given");
+        }
+        for (final java.nio.file.Path trace : traces)
+        {
+            final String found;
+            try (dev.tapedeck.trace.TraceReader reader = dev.tapedeck.trace.TraceReader.open(trace))
+            {
+                found = reader.meta().configHash();
+            }
+            catch (final java.io.IOException | IllegalArgumentException ex)
+            {
+                throw new IllegalArgumentException(trace + ": " + ex.getMessage(), ex);
+            }
+            if (null == found)
+            {
+                throw new IllegalArgumentException(trace + ": the trace records no config_hash, so it cannot be " +
+                    "checked against --expect-config-hash " + expected);
+            }
+            if (!expected.equals(found))
+            {
+                throw new IllegalArgumentException(trace + ": captured for config_hash " + found + ", not " +
+                    expected + " (--expect-config-hash)");
+            }
+        }
+    }
+
     /**
      * @return the recorded steps {@code --replay-steps} names (read once), or null.
      * @throws IllegalArgumentException (naming the file, and the line of a bad record) for a file that cannot be read
