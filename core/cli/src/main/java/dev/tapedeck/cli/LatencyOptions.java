@@ -147,6 +147,11 @@ final class LatencyOptions
             "output_token_ids and finish reason; others use the normal token source.")
     java.nio.file.Path replayTokensFile;
 
+    @CommandLine.Option(names = "--replay-tokens-match", paramLabel = "prefix|index", defaultValue = "prefix",
+        description = "How --replay-tokens finds a request's record: prefix (same prompt length and full-block " +
+            "fingerprints; default) or index (record i of the trace's arrival order for a request id ending in -i).")
+    StepReplay.Match replayTokensMatch;
+
     private TokenReplay tokenReplay;
 
     @CommandLine.Option(names = "--replay-steps", paramLabel = "FILE",
@@ -251,7 +256,7 @@ final class LatencyOptions
     {
         if (null == tokenReplay && null != replayTokensFile)
         {
-            tokenReplay = read("--replay-tokens", replayTokensFile, TokenReplay::read);
+            tokenReplay = read("--replay-tokens", replayTokensFile, f -> TokenReplay.read(f, replayTokensMatch));
         }
         return tokenReplay;
     }

@@ -62,6 +62,22 @@ public final class TraceReplayRun
      */
     public static Result replay(final List<TraceRecord> records, final EngineConfig engine)
     {
+        return replay(records, engine, false);
+    }
+
+    /**
+     * @param records the trace's records (those without {@code arrival_ms} are left out); their {@code request_id}
+     *     is set.
+     * @param engine the engine's settings, as for {@link #replay(List, EngineConfig)}; with a token replay matched by
+     *     index ({@code TokenReplay.of(records, blockSize, source, INDEX)}) request {@code replay-i} writes record
+     *     {@code i}'s recorded tokens.
+     * @param recordTokens true to keep the replay's output token ids in its records.
+     * @return the replay.
+     * @throws IllegalArgumentException if no record has {@code arrival_ms}, or for settings the engine refuses.
+     */
+    public static Result replay(final List<TraceRecord> records, final EngineConfig engine,
+        final boolean recordTokens)
+    {
         final List<TraceRecord> source = new ArrayList<>();
         for (final TraceRecord record : records)
         {
@@ -95,7 +111,7 @@ public final class TraceReplayRun
         }
         final List<TraceRecord> replayed = new ArrayList<>(source.size());
         final Ids ids = new Ids();
-        ids.capture = new CaptureObserver(-Math.round(startMs * 1_000_000.0), false, 0, record ->
+        ids.capture = new CaptureObserver(-Math.round(startMs * 1_000_000.0), recordTokens, 0, record ->
         {
             record.extra().put("request_id", TextNode.valueOf(ids.current));
             replayed.add(record);

@@ -70,6 +70,27 @@ class TokenReplayTest
     }
 
     @Test
+    void shouldServeRecordIOfTheArrivalOrderToARequestWhoseIdEndsInIWhenMatchedByIndex()
+    {
+        // file order 1, 0 by arrival; prompts need not match (vllm-vcr's replay-i requests carry made-up prompts)
+        final TokenReplay replay = TokenReplay.of(List.of(
+            record(EngineHarness.prompt("late", 40), new int[] {802, 803}, "stop", 20),
+            record(EngineHarness.prompt("early", 40), new int[] {801}, "length", 10)), 16, "test",
+            StepReplay.Match.INDEX);
+        final EngineHarness h = harness(replay);
+        final Request zero = h.submit("replay-0", EngineHarness.prompt("x", 40), 5);
+        final Request one = h.submit("replay-1", EngineHarness.prompt("y", 3), 5);
+        final Request none = h.submit("replay-7", EngineHarness.prompt("z", 40), 2);
+        h.runUntilIdle();
+        assertEquals(List.of(801), h.sink.tokensOf(zero));
+        assertEquals(FinishReason.LENGTH, zero.finishReason());
+        assertEquals(List.of(802, 803), h.sink.tokensOf(one));
+        assertEquals(FinishReason.STOP, one.finishReason());
+        assertEquals(2, h.sink.tokensOf(none).size(), "no record 7: the normal token source");
+        assertTrue(!h.sink.tokensOf(none).contains(801) && !h.sink.tokensOf(none).contains(802));
+    }
+
+    @Test
     void shouldServeRepeatedPromptsTheirRecordingsInArrivalOrderThenTheFirstAgain()
     {
         final int[] prompt = EngineHarness.prompt("p", 32);

@@ -305,17 +305,88 @@ final class ConformanceRun
             return new Check("fidelity", Status.FAIL, "replay failed: " + ex.getMessage());
         }
         final boolean tokens = trace.records().stream().map(TraceRecord::outputTokenIds).anyMatch(ids -> null != ids);
+        final String tokenVerdict = tokens ? tokenStreams(file, trace) : null;
         double worst = 0;
         for (final Calibration.MetricResult metric : result.metrics())
         {
             worst = Math.max(worst, metric.maxError());
         }
         final String summary = String.format(java.util.Locale.ROOT, "%d requests replayed with the capture's timing, " +
-            "%d metrics, largest p50/p90/p99 error %.1f%% (tolerance %.0f%%)%s", trace.records().size(),
-            result.metrics().size(), 100 * worst, 100 * golden.tolerance(), tokens ? "; recorded token ids are not " +
-            "compared yet" : "; no token ids recorded");
-        return result.pass() ? new Check("fidelity", Status.PASS, summary) : new Check("fidelity", Status.FAIL,
-            summary + ": " + String.join("; ", result.failures()));
+            "%d metrics, largest p50/p90/p99 error %.1f%% (tolerance %.0f%%); %s", trace.records().size(),
+            result.metrics().size(), 100 * worst, 100 * golden.tolerance(), tokens ? tokenVerdict :
+            "no token ids recorded");
+        final boolean tokensMatch = !tokens || tokenVerdict.startsWith("token streams identical");
+        return result.pass() && tokensMatch ? new Check("fidelity", Status.PASS, summary) : new Check("fidelity",
+            Status.FAIL, summary + (result.pass() ? "" : ": " + String.join("; ", result.failures())));
+    }
+
+    /**
+     * Replay the workload with every request writing its record's recorded tokens ({@code --replay-tokens FILE
+     * --replay-tokens-match index}, as {@code play} serves a frontend), and compare the streams token for token.
+     *
+     * @return "token streams identical ..." or what differs first.
+     */
+    private static String tokenStreams(final Path file, final TraceReader.Trace trace)
+    {
+        final EngineOptions engine = new EngineOptions();
+        final CommandLine cli = new CommandLine(engine).setCaseInsensitiveEnumValuesAllowed(true);
+        final dev.tapedeck.capture.TraceReplayRun.Result run;
+        try
+        {
+            cli.parseArgs("--latency-trace", file.toString(), "--replay-tokens", file.toString(),
+                "--replay-tokens-match", "index");
+            final String model = null != trace.meta().model() ? trace.meta().model() :
+                dev.tapedeck.serve.ServeContext.DEFAULT_MODEL;
+            run = dev.tapedeck.capture.TraceReplayRun.replay(TraceReader.readAll(file).records(), engine
+                .capacityModel(model).replayTemplate(cli.getParseResult(), trace.meta().maxNumSeqs(),
+                trace.meta().blockSize()), true);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            return "token replay failed: " + ex.getMessage();
+        }
+        return compareStreams(run.source(), run.replayed());
+    }
+
+    /**
+     * @param sources the recorded requests, each with its {@code request_id}.
+     * @param replays the replay's records, with the same ids.
+     * @return "token streams identical ..." or what differs first.
+     */
+    static String compareStreams(final List<TraceRecord> sources, final List<TraceRecord> replays)
+    {
+        final Map<String, TraceRecord> replayed = new java.util.HashMap<>();
+        replays.forEach(r -> replayed.put(r.extra().get("request_id").asText(), r));
+        int compared = 0;
+        for (final TraceRecord source : sources)
+        {
+            final int[] recorded = source.outputTokenIds();
+            if (null == recorded)
+            {
+                continue;
+            }
+            final String id = source.extra().get("request_id").asText();
+            final TraceRecord replay = replayed.get(id);
+            final int[] produced = null == replay ? null : replay.outputTokenIds();
+            if (null == produced)
+            {
+                return "token streams differ: " + id + " produced no tokens";
+            }
+            if (!java.util.Arrays.equals(recorded, produced))
+            {
+                final int at = java.util.Arrays.mismatch(recorded, produced);
+                return "token streams differ: " + id + " at token " + at + " of " + recorded.length + " (" +
+                    produced.length + " produced)";
+            }
+            if (null != source.finishReason() && !source.finishReason().equals(replay.finishReason()))
+            {
+                return "token streams differ: " + id + " finished " + replay.finishReason() + ", recorded " +
+                    source.finishReason();
+            }
+            compared++;
+        }
+        return "token streams identical (" + compared + " of " + sources.size() + " requests, finish reasons " +
+            "included)";
     }
 
     private static byte[] fetch(final String url) throws IOException, InterruptedException

@@ -37,6 +37,8 @@ class ConformanceCommandTest
         assertTrue(run.out().contains("schema     PASS  ADD req-mm-large: 259 prompt tokens, max_tokens 16, 1 media"),
             run.out());
         assertTrue(run.out().contains("fidelity   PASS  4 requests replayed with the capture's timing"), run.out());
+        assertTrue(run.out().contains("token streams identical (4 of 4 requests, finish reasons included)"),
+            run.out());
         assertTrue(run.out().contains("result: PASS: 3 of 3 goldens"), run.out());
         assertTrue(Files.exists(dir.resolve("conformance.json")));
         final CliRun other = CliRun.of("inspect", "conformance", "--manifest", REPO_MANIFEST.toString(), "--line",
@@ -78,6 +80,46 @@ class ConformanceCommandTest
         final CliRun bad = CliRun.of("inspect", "conformance", "--manifest", manifest.toString());
         assertEquals(2, bad.exitCode());
         assertTrue(bad.err().contains("[[golden]] 1: role must be schema or fidelity, got 'speed'"), bad.err());
+    }
+
+    @Test
+    void shouldRefuseAnInconsistentCaptureAndNameTheFirstTokenThatDiffers() throws Exception
+    {
+        // a record that claims 2 output tokens but holds 3 ids is not a capture to hold anyone to
+        final Path file = dir.resolve("tokens.jsonl");
+        Files.writeString(file, "{\"meta\": {\"model\": \"Qwen/Qwen3-8B\", \"block_size\": 16}}\n" +
+            "{\"prompt_tokens\": 20, \"output_tokens\": 2, \"ttft_ms\": 30.0, \"itl_ms\": [10.0], " +
+            "\"arrival_ms\": 0.0, \"output_token_ids\": [8, 9, 10], \"finish_reason\": \"length\"}\n");
+        Files.writeString(dir.resolve("compat.toml"), "[[vllm]]\nline = \"0.27\"\ntag = \"v0.27.1\"\n" +
+            "protocol_rev = \"0.27\"\ndefault = true\n");
+        final Path manifest = dir.resolve("manifest.toml");
+        Files.writeString(manifest, golden("0.27", file, sha256(file), "").replace("role = \"schema\"",
+            "role = \"fidelity\""));
+        final CliRun run = CliRun.of("inspect", "conformance", "--manifest", manifest.toString());
+        assertEquals(1, run.exitCode(), run.out() + run.err());
+        assertTrue(run.out().contains("schema     FAIL  not a readable trace: ") &&
+            run.out().contains("output_token_ids has 3 ids but output_tokens is 2"), run.out());
+
+        final dev.tapedeck.trace.TraceRecord recorded = new dev.tapedeck.trace.TraceRecord().outputTokenIds(
+            new int[] {5, 6, 7}).finishReason("stop");
+        recorded.extra().put("request_id", com.fasterxml.jackson.databind.node.TextNode.valueOf("replay-0"));
+        final dev.tapedeck.trace.TraceRecord same = new dev.tapedeck.trace.TraceRecord().outputTokenIds(
+            new int[] {5, 6, 7}).finishReason("stop");
+        same.extra().put("request_id", com.fasterxml.jackson.databind.node.TextNode.valueOf("replay-0"));
+        assertEquals("token streams identical (1 of 1 requests, finish reasons included)",
+            ConformanceRun.compareStreams(java.util.List.of(recorded), java.util.List.of(same)));
+        final dev.tapedeck.trace.TraceRecord other = new dev.tapedeck.trace.TraceRecord().outputTokenIds(
+            new int[] {5, 9}).finishReason("length");
+        other.extra().put("request_id", com.fasterxml.jackson.databind.node.TextNode.valueOf("replay-0"));
+        assertEquals("token streams differ: replay-0 at token 1 of 3 (2 produced)",
+            ConformanceRun.compareStreams(java.util.List.of(recorded), java.util.List.of(other)));
+        final dev.tapedeck.trace.TraceRecord finish = new dev.tapedeck.trace.TraceRecord().outputTokenIds(
+            new int[] {5, 6, 7}).finishReason("length");
+        finish.extra().put("request_id", com.fasterxml.jackson.databind.node.TextNode.valueOf("replay-0"));
+        assertEquals("token streams differ: replay-0 finished length, recorded stop",
+            ConformanceRun.compareStreams(java.util.List.of(recorded), java.util.List.of(finish)));
+        assertEquals("token streams differ: replay-0 produced no tokens",
+            ConformanceRun.compareStreams(java.util.List.of(recorded), java.util.List.of()));
     }
 
     private static String golden(final String line, final Path path, final String sha256, final String configHash)
