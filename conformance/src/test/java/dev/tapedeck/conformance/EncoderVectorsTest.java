@@ -20,23 +20,24 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * For every vLLM line: the engine's messages are byte-for-byte the golden vectors in {@code golden/<line>/}, every
- * vector is valid msgpack (msgpack-java reads it, nothing trailing), and the line-specific parts sit where that line
- * expects them.
+ * For every vLLM line: the engine's messages are byte-for-byte the encoder vectors in
+ * {@code encoder-vectors/<line>/} (tapedeck's own bytes, kept as regression tests of its encoders), every vector is
+ * valid msgpack (msgpack-java reads it, nothing trailing), and the line-specific parts sit where that line expects
+ * them.
  */
-class GoldenVectorsTest
+class EncoderVectorsTest
 {
     @ParameterizedTest
     @EnumSource(VllmLine.class)
-    void shouldMatchTheGoldenVectors(final VllmLine line) throws IOException
+    void shouldMatchTheEncoderVectors(final VllmLine line) throws IOException
     {
-        final Map<String, byte[]> vectors = GoldenVectors.forLine(line);
+        final Map<String, byte[]> vectors = EncoderVectors.forLine(line);
         for (final Map.Entry<String, byte[]> vector : vectors.entrySet())
         {
-            final Path file = Path.of("golden", GoldenVectors.folder(line), vector.getKey() + ".hex");
-            assertTrue(Files.isRegularFile(file), "missing golden vector " + file);
+            final Path file = Path.of("encoder-vectors", EncoderVectors.folder(line), vector.getKey() + ".hex");
+            assertTrue(Files.isRegularFile(file), "missing encoder vector " + file);
             assertEquals(Files.readString(file).trim(), HexFormat.of().formatHex(vector.getValue()),
-                line.label() + "/" + vector.getKey() + " drifted from its golden vector");
+                line.label() + "/" + vector.getKey() + " drifted from its encoder vector");
             unpack(vector.getValue());
         }
     }
@@ -45,7 +46,7 @@ class GoldenVectorsTest
     @EnumSource(VllmLine.class)
     void shouldPutCachedTokensWhereTheLineExpectsThem(final VllmLine line) throws IOException
     {
-        final ArrayValue output = unpack(GoldenVectors.forLine(line).get("outputs-first-token-with-cached"))
+        final ArrayValue output = unpack(EncoderVectors.forLine(line).get("outputs-first-token-with-cached"))
             .asArrayValue().get(1).asArrayValue().get(0).asArrayValue();
         switch (line.outputTail())
         {
@@ -68,7 +69,7 @@ class GoldenVectorsTest
                     .filter(e -> "num_cached_tokens".equals(e.getKey().toString())).findFirst().orElseThrow()
                     .getValue().toString());
         }
-        final ArrayValue next = unpack(GoldenVectors.forLine(line).get("outputs-next-token")).asArrayValue()
+        final ArrayValue next = unpack(EncoderVectors.forLine(line).get("outputs-next-token")).asArrayValue()
             .get(1).asArrayValue().get(0).asArrayValue();
         assertEquals(2, next.size(), "a plain token is the two-slot prefix on every line");
         assertFalse(line.maxFinishReason() < 2);

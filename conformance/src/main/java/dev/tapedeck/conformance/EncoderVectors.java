@@ -20,17 +20,18 @@ import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.protocol.msgpack.MsgPackWriter;
 
 /**
- * The golden wire vectors: for every supported vLLM line, the exact bytes tapedeck's engine sends in each kind of
- * message (handshake, registration, outputs with and without cached tokens and finishes, utility replies), from fixed
- * inputs. They live in {@code conformance/golden/<line>/<name>.hex}; {@code GoldenVectorsTest} fails when the codecs
- * drift from them, and a change that is meant regenerates them:
+ * Encoder regression vectors, tapedeck's own bytes (the goldens of real engines are in {@code manifest.toml}, checked
+ * by {@code inspect conformance}): for every supported vLLM line, the exact bytes tapedeck's engine sends in each kind
+ * of message (handshake, registration, outputs with and without cached tokens and finishes, utility replies), from
+ * fixed inputs. They live in {@code conformance/encoder-vectors/<line>/<name>.hex}; {@code EncoderVectorsTest} fails
+ * when the codecs drift from them, and a change that is meant regenerates them:
  * <pre>
- *   java -cp ... dev.tapedeck.conformance.GoldenVectors conformance/golden
+ *   java -cp ... dev.tapedeck.conformance.EncoderVectors conformance/encoder-vectors
  * </pre>
  */
-public final class GoldenVectors
+public final class EncoderVectors
 {
-    private GoldenVectors()
+    private EncoderVectors()
     {
     }
 
@@ -97,7 +98,7 @@ public final class GoldenVectors
 
     /**
      * @param line a vLLM line.
-     * @return its folder name under {@code golden/}.
+     * @return its folder name under {@code encoder-vectors/}.
      */
     public static String folder(final VllmLine line)
     {
@@ -107,12 +108,12 @@ public final class GoldenVectors
     /**
      * Write every line's vectors as lowercase hex files.
      *
-     * @param args the target folder (default {@code conformance/golden}).
+     * @param args the target folder (default {@code conformance/encoder-vectors}).
      * @throws IOException when a file cannot be written.
      */
     public static void main(final String[] args) throws IOException
     {
-        final Path root = Path.of(args.length > 0 ? args[0] : "conformance/golden");
+        final Path root = Path.of(args.length > 0 ? args[0] : "conformance/encoder-vectors");
         for (final VllmLine line : VllmLine.values())
         {
             final Path dir = root.resolve(folder(line));
@@ -123,6 +124,6 @@ public final class GoldenVectors
                     HexFormat.of().formatHex(vector.getValue()) + "\n");
             }
         }
-        System.out.println("wrote golden vectors for " + VllmLine.values().length + " lines to " + root);
+        System.out.println("wrote encoder vectors for " + VllmLine.values().length + " lines to " + root);
     }
 }
