@@ -149,7 +149,8 @@ final class LatencyOptions
 
     @CommandLine.Option(names = "--replay-tokens-match", paramLabel = "prefix|index", defaultValue = "prefix",
         description = "How --replay-tokens finds a request's record: prefix (same prompt length and full-block " +
-            "fingerprints; default) or index (record i of the trace's arrival order for a request id ending in -i).")
+            "fingerprints; default) or index (record i of the trace's arrival order for a request id holding " +
+            "replay-i, else ending in -i).")
     StepReplay.Match replayTokensMatch;
 
     private TokenReplay tokenReplay;
@@ -162,7 +163,8 @@ final class LatencyOptions
 
     @CommandLine.Option(names = "--replay-steps-match", paramLabel = "prefix|index", defaultValue = "prefix",
         description = "How --replay-steps finds a request's record: prefix (deepest shared prompt block " +
-            "fingerprint; default) or index (record i of the trace's arrival order for a request id ending in -i).")
+            "fingerprint; default) or index (record i of the trace's arrival order for a request id holding " +
+            "replay-i, else ending in -i).")
     StepReplay.Match replayStepsMatch;
 
     private StepReplay stepReplay;
@@ -214,7 +216,8 @@ final class LatencyOptions
             final String found;
             try (dev.tapedeck.trace.TraceReader reader = dev.tapedeck.trace.TraceReader.open(trace))
             {
-                found = reader.meta().configHash();
+                found = null == reader.meta().configHash() ? null :
+                    reader.meta().configHash().toLowerCase(java.util.Locale.ROOT);
             }
             catch (final java.io.IOException | IllegalArgumentException ex)
             {

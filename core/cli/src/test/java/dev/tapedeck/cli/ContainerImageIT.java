@@ -1,7 +1,6 @@
 package dev.tapedeck.cli;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -26,9 +25,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The container image Jib writes ({@code -Pimage}, {@code target/jib-image.tar}; {@code .ci/run} builds it): its
  * config (entrypoint, default command, user, exposed ports, layers) and its own entrypoint command run from the
- * extracted layers, with this JVM's {@code java} standing in for the base image's (the paths under {@code /app}
- * moved to where the layers were extracted, the port to a free one), answering a real completion, {@code /health}
- * and {@code /metrics}. Skipped with a printed reason when the image was not built.
+ * extracted layers, with this JVM's {@code java} standing in for the base image's (the paths under {@code /app} and
+ * the image's environment moved to where the layers were extracted, the port left for the server to choose),
+ * answering a real completion, {@code /health} and {@code /metrics}. Skipped with a printed reason when the image
+ * was not built.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ContainerImageIT
@@ -66,6 +66,8 @@ class ContainerImageIT
         assertEquals("dev.tapedeck.cli.Main", entrypoint.get(entrypoint.size() - 1));
         assertTrue(manifest.get("Layers").size() >= 3, "dependencies, resources and classes in their own layers: " +
             manifest.get("Layers"));
+        assertEquals("/tmp", config.get("WorkingDir").asText(), "a directory a non-root user can write");
+        assertTrue(config.get("Env").toString().contains("HOME=/tmp"), config.get("Env").toString());
 
         final Path root = Files.createDirectories(dir.resolve("root"));
         for (final JsonNode layer : manifest.get("Layers"))
@@ -76,25 +78,27 @@ class ContainerImageIT
         assertTrue(Files.isRegularFile(classpathFile), "Jib's classpath file under /app");
         final Path movedClasspath = dir.resolve("classpath");
         Files.writeString(movedClasspath, Files.readString(classpathFile).replace("/app/", root + "/app/"));
-        final int port;
-        try (ServerSocket probe = new ServerSocket(0))
-        {
-            port = probe.getLocalPort();
-        }
         final List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         for (final String arg : entrypoint.subList(1, entrypoint.size()))
         {
             command.add("@/app/jib-classpath-file".equals(arg) ? "@" + movedClasspath : arg);
         }
-        config.get("Cmd").forEach(c -> command.add("--port=8000".equals(c.asText()) ? "--port=" + port :
-            c.asText()));
-        final Process server = new ProcessBuilder(command).directory(root.resolve("app").toFile())
-            .redirectErrorStream(true).redirectOutput(dir.resolve("server.log").toFile()).start();
+        // a free port chosen by the server itself (no race with another process), read from its start-up line
+        config.get("Cmd").forEach(c -> command.add("--port=8000".equals(c.asText()) ? "--port=0" : c.asText()));
+        final Path workingDir = Files.createDirectories(root.resolve(config.get("WorkingDir").asText().substring(1)));
+        final ProcessBuilder builder = new ProcessBuilder(command).directory(workingDir.toFile())
+            .redirectErrorStream(true).redirectOutput(dir.resolve("server.log").toFile());
+        for (final JsonNode env : config.get("Env"))
+        {
+            final String[] pair = env.asText().split("=", 2);
+            builder.environment().put(pair[0], pair[1].startsWith("/") ? root + pair[1] : pair[1]);
+        }
+        final Process server = builder.start();
         try
         {
             final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-            final String base = "http://127.0.0.1:" + port;
+            final String base = "http://127.0.0.1:" + awaitPort(server);
             awaitHealthy(client, base, server);
             final HttpResponse<String> completion = client.send(HttpRequest.newBuilder(URI.create(base +
                 "/v1/completions")).header("content-type", "application/json").POST(HttpRequest.BodyPublishers
@@ -109,8 +113,30 @@ class ContainerImageIT
         finally
         {
             server.destroy();
-            assertTrue(server.waitFor(20, TimeUnit.SECONDS), "SIGTERM ends the server");
+            if (!server.waitFor(20, TimeUnit.SECONDS))
+            {
+                server.destroyForcibly();
+            }
         }
+        assertEquals(false, server.isAlive());
+    }
+
+    /** The port from the server's start-up line ({@code ... on http://0.0.0.0:PORT ...}). */
+    private int awaitPort(final Process server) throws Exception
+    {
+        final java.util.regex.Pattern url = java.util.regex.Pattern.compile("on https?://[^ ]*:(\\d+)");
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadlineNs)
+        {
+            final java.util.regex.Matcher m = url.matcher(Files.readString(dir.resolve("server.log")));
+            if (m.find())
+            {
+                return Integer.parseInt(m.group(1));
+            }
+            assertTrue(server.isAlive(), "the image's command exited: " + Files.readString(dir.resolve("server.log")));
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no start-up line within 60 s: " + Files.readString(dir.resolve("server.log")));
     }
 
     private void awaitHealthy(final HttpClient client, final String base, final Process server) throws Exception

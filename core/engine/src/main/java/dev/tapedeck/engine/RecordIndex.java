@@ -19,6 +19,8 @@ import dev.tapedeck.trace.TraceRecord;
  */
 final class RecordIndex
 {
+    private static final java.util.regex.Pattern REPLAY_ID = java.util.regex.Pattern.compile("replay-(\\d+)");
+
     private final List<TraceRecord> records;
     private final Map<Long, List<Integer>> byKey = new HashMap<>();
     private final boolean[] served;
@@ -87,13 +89,22 @@ final class RecordIndex
     }
 
     /**
-     * @param requestId a request id; its index is the integer after its last {@code -}.
+     * @param requestId a request id; its index is the integer after its last {@code replay-} when it holds one (a
+     *     frontend's {@code chatcmpl-replay-3-0} is 3), else after its last {@code -}.
      * @return that index when it names a record, else -1.
      */
     int indexOf(final String requestId)
     {
+        // "replay-<i>" anywhere in the id (a frontend adds its prefix and a choice suffix: chatcmpl-replay-3-0), else
+        // the number after the last dash
+        final java.util.regex.Matcher replay = REPLAY_ID.matcher(requestId);
+        String found = null;
+        while (replay.find())
+        {
+            found = replay.group(1);
+        }
         final int dash = requestId.lastIndexOf('-');
-        final String digits = requestId.substring(dash + 1);
+        final String digits = null != found ? found : requestId.substring(dash + 1);
         if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(Character::isDigit))
         {
             return -1;

@@ -81,7 +81,9 @@ class TokenReplayTest
         final Request zero = h.submit("replay-0", EngineHarness.prompt("x", 40), 5);
         final Request one = h.submit("replay-1", EngineHarness.prompt("y", 3), 5);
         final Request none = h.submit("replay-7", EngineHarness.prompt("z", 40), 2);
+        final Request framed = h.submit("chatcmpl-replay-1-0", EngineHarness.prompt("w", 20), 5);
         h.runUntilIdle();
+        assertEquals(List.of(802, 803), h.sink.tokensOf(framed), "a frontend's prefix and choice suffix around it");
         assertEquals(List.of(801), h.sink.tokensOf(zero));
         assertEquals(FinishReason.LENGTH, zero.finishReason());
         assertEquals(List.of(802, 803), h.sink.tokensOf(one));

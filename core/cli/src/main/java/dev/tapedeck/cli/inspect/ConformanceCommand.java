@@ -32,7 +32,8 @@ import dev.tapedeck.cli.VersionProvider;
             "manifest's), schema (tapedeck reads everything in it: an ADD payload whole, a recorded engine " +
             "registration key for key) and, for role fidelity, its workload replayed with its own timing within the " +
             "calibration gates (docs/conformance.md).",
-        "Exit code 0 when no assertion failed (skipped ones say why), 1 when one failed, 2 for bad input.",
+        "Exit code 0 when no assertion failed (skipped ones say why), 1 when one failed or no golden file was " +
+            "present, 2 for bad input.",
         "Example: tapedeck inspect conformance --manifest conformance/manifest.toml"})
 public final class ConformanceCommand implements Callable<Integer>
 {
@@ -79,11 +80,14 @@ public final class ConformanceCommand implements Callable<Integer>
         final ConformanceRun run = new ConformanceRun(lines, base);
         final List<ConformanceRun.Result> results = new ArrayList<>();
         int failed = 0;
+        int absent = 0;
         for (final ConformanceFiles.Golden golden : goldens)
         {
             final ConformanceRun.Result result = run.check(golden);
             results.add(result);
             failed += result.failed() ? 1 : 0;
+            absent += result.checks().stream().anyMatch(c -> "fetch".equals(c.name()) &&
+                ConformanceRun.Status.SKIP == c.status()) ? 1 : 0;
             out.println(golden.path() + "  (line " + golden.line() + ", " + golden.role() +
                 (golden.workload().isEmpty() ? "" : ", " + golden.workload()) + ")");
             for (final ConformanceRun.Check check : result.checks())
@@ -91,15 +95,18 @@ public final class ConformanceCommand implements Callable<Integer>
                 out.printf("  %-10s %-4s  %s%n", check.name(), check.status(), check.detail());
             }
         }
-        out.println("result: " + (0 == failed ? "PASS" : "FAIL") + ": " + (goldens.size() - failed) + " of " +
-            goldens.size() + " goldens without a failed assertion");
+        final boolean nothingChecked = absent == goldens.size();
+        out.println("result: " + (0 == failed && !nothingChecked ? "PASS" : "FAIL") + ": " +
+            (goldens.size() - failed - absent) + " of " + goldens.size() + " goldens checked without a failed " +
+            "assertion" + (0 == absent ? "" : ", " + absent + " not present" + (nothingChecked ? ": nothing was " +
+            "checked" : "")));
         if (null != json)
         {
             writeJson(results);
             out.println("json: " + json);
         }
         out.flush();
-        return 0 == failed ? 0 : 1;
+        return 0 == failed && !nothingChecked ? 0 : 1;
     }
 
     private List<ConformanceFiles.Line> readLines() throws IOException

@@ -64,6 +64,10 @@ final class ConformanceFiles
         final List<Line> lines = new ArrayList<>();
         int defaults = 0;
         final JsonNode entries = read(file).path("vllm");
+        if (!entries.isArray())
+        {
+            throw new IllegalArgumentException(file + ": no [[vllm]] entries (an array of tables, one per line)");
+        }
         for (int i = 0; i < entries.size(); i++)
         {
             final JsonNode entry = entries.get(i);
@@ -92,6 +96,11 @@ final class ConformanceFiles
     {
         final List<Golden> goldens = new ArrayList<>();
         final JsonNode entries = read(file).path("golden");
+        if (!entries.isArray() || entries.isEmpty())
+        {
+            throw new IllegalArgumentException(file + ": no [[golden]] entries (an array of tables, [[golden]], one " +
+                "per capture)");
+        }
         for (int i = 0; i < entries.size(); i++)
         {
             final JsonNode entry = entries.get(i);

@@ -195,7 +195,8 @@ final class ConformanceRun
         }
         else
         {
-            checks.add(golden.configHash().equals(meta.configHash()) ? new Check("provenance", Status.PASS,
+            checks.add(golden.configHash().equalsIgnoreCase(String.valueOf(meta.configHash())) ? new Check(
+                "provenance", Status.PASS,
                 golden.configHash()) : new Check("provenance", Status.FAIL, "the capture's config_hash is " +
                 meta.configHash() + ", the manifest says " + golden.configHash()));
         }
@@ -312,7 +313,8 @@ final class ConformanceRun
             worst = Math.max(worst, metric.maxError());
         }
         final String summary = String.format(java.util.Locale.ROOT, "%d requests replayed with the capture's timing, " +
-            "%d metrics, largest p50/p90/p99 error %.1f%% (tolerance %.0f%%); %s", trace.records().size(),
+            "%d metrics, largest p50/p90/p99 error %.1f%% (tolerance %.0f%%); %s", trace.records().stream()
+            .filter(r -> null != r.arrivalMs()).count(),
             result.metrics().size(), 100 * worst, 100 * golden.tolerance(), tokens ? tokenVerdict :
             "no token ids recorded");
         final boolean tokensMatch = !tokens || tokenVerdict.startsWith("token streams identical");

@@ -73,7 +73,17 @@ class ConformanceCommandTest
         assertTrue(goldens[3].contains("provenance FAIL  the capture's config_hash is " + HASH), goldens[3]);
         assertTrue(goldens[4].contains("schema     FAIL  tapedeck's registration lacks [future_field]"), goldens[4]);
         assertTrue(goldens[5].contains("fetch      SKIP"), goldens[5]);
-        assertTrue(run.out().contains("result: FAIL: 2 of 6 goldens without a failed assertion"), run.out());
+        assertTrue(run.out().contains("result: FAIL: 1 of 6 goldens checked without a failed assertion, 1 not " +
+            "present"), run.out());
+
+        Files.writeString(manifest, golden("0.27", dir.resolve("absent.jsonl"), "2".repeat(64), HASH));
+        final CliRun absent = CliRun.of("inspect", "conformance", "--manifest", manifest.toString());
+        assertEquals(1, absent.exitCode(), "nothing checked is no pass: " + absent.out());
+        assertTrue(absent.out().contains("1 not present: nothing was checked"), absent.out());
+        Files.writeString(manifest, "[golden]\nline = \"0.27\"\n");
+        final CliRun table = CliRun.of("inspect", "conformance", "--manifest", manifest.toString());
+        assertEquals(2, table.exitCode(), table.err());
+        assertTrue(table.err().contains("no [[golden]] entries"), table.err());
 
         Files.writeString(manifest, golden("0.27", ours, sha256(ours), HASH).replace("role = \"schema\"",
             "role = \"speed\""));
