@@ -367,6 +367,7 @@ public final class ServeCommand implements Callable<Integer>
         final TraceRecorder recorder = started.traceRecorder();
         final EngineConfig first = started.engineConfigs().get(0);
         onSignal("in-flight", context.shutdownTimeoutNs(), started::shutdown, recorder, context.capture().traceOut());
+        StartupHeap.release();
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; chat template: {10}; " +
             "{4}; {5}; {6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
             TapedeckVersion.version(), options.modelNameForResponses(), urls(started.baseUrls()), tokenizer.name(),

@@ -2,15 +2,16 @@ package dev.tapedeck.kv;
 
 import java.util.Arrays;
 
-import org.agrona.collections.Long2LongHashMap;
-
 /**
  * A fixed pool of KV-cache blocks with vLLM V1's prefix-cache semantics: every block has a reference count (requests
  * sharing a prefix share its blocks); a block whose count drops to 0 goes to the tail of the free queue but keeps its
  * hash, so it can still be hit; a new block is taken from the head of the free queue (the least recently freed),
  * and if that block still held a hash, the hash is dropped from the cache (an eviction); a cache hit on a free block
- * takes it out of the free queue wherever it sits. The free queue is a doubly linked list over two int arrays and the
- * hash map is an open-addressing {@code long -> long} map sized for the whole pool, so no operation allocates.
+ * takes it out of the free queue wherever it sits. The free queue is a doubly linked list over two int arrays and
+ * the hash index ({@link BlockHashIndex}) is an open-addressing table of block ids sized for the whole pool, so no
+ * operation allocates (but {@link #watch}, growing its copy to a longer hit than any before). About 33 bytes per
+ * block: a pool of 33,600 blocks (an 8B model's on one GPU) holds 1.1 MiB, so a hundred simulated GPUs fit in one
+ * process.
  * <p>
  * A hash is cached by at most one block: caching a hash that another block already holds leaves the second block
  * uncached (vLLM keeps both; the difference only matters for which copy a later hit takes).
@@ -23,7 +24,6 @@ import org.agrona.collections.Long2LongHashMap;
 public final class BlockPool
 {
     private static final int NONE = -1;
-    private static final float LOAD_FACTOR = 0.65f;
 
     private final int capacity;
     private final int[] refCounts;
@@ -31,7 +31,7 @@ public final class BlockPool
     private final boolean[] hashed;
     private final int[] previousFree;
     private final int[] nextFree;
-    private final Long2LongHashMap blockByHash;
+    private final BlockHashIndex blockByHash;
     private int freeHead = NONE;
     private int freeTail = NONE;
     private int freeCount;
@@ -41,7 +41,7 @@ public final class BlockPool
     private KvResidency residency;
     /** The watched hit ({@link #watch}): how often each block is in it, the blocks, and what has happened since. */
     private final int[] watchCounts;
-    private final int[] watched;
+    private int[] watched = new int[64];
     private int watchedCount;
     private int watchedFree;
     private boolean watchingMiss;
@@ -64,10 +64,7 @@ public final class BlockPool
         previousFree = new int[capacity];
         nextFree = new int[capacity];
         watchCounts = new int[capacity];
-        watched = new int[capacity];
-        // sized so that caching every block never grows the map (a growth would allocate on the step path)
-        blockByHash = new Long2LongHashMap((int)Math.min(1 << 30, (long)(capacity / LOAD_FACTOR) + 2), LOAD_FACTOR,
-            NONE);
+        blockByHash = new BlockHashIndex(hashes);
         reset();
     }
 
@@ -181,7 +178,7 @@ public final class BlockPool
      */
     public int cachedBlock(final long hash)
     {
-        return (int)blockByHash.get(hash);
+        return blockByHash.get(hash);
     }
 
     /**
@@ -304,9 +301,9 @@ public final class BlockPool
         {
             return false;
         }
-        blockByHash.put(hash, block);
         hashes[block] = hash;
         hashed[block] = true;
+        blockByHash.put(block);
         changes++;
         if (watchingMiss && hash == watchedMissHash)
         {
@@ -320,7 +317,8 @@ public final class BlockPool
      * hash. The watch holds ({@link #watchHolds()}) until a found block is taken for new content (its hash evicted),
      * the missing hash is cached, or the pool is reset: while it holds, the same lookup finds the same blocks, and
      * {@link #watchedFreeBlocks()} is how many of them are free (a block found twice counts twice). Replaces the
-     * previous watch. The pool keeps its own copy of the blocks; nothing allocates.
+     * previous watch. The pool keeps its own copy of the blocks, grown (the only allocation) when a hit is longer than
+     * any watched before.
      *
      * @param blocks the blocks found, in order.
      * @param count how many.
@@ -333,6 +331,10 @@ public final class BlockPool
         if (count > capacity)
         {
             throw new IllegalArgumentException(count + " blocks to watch in a pool of " + capacity);
+        }
+        if (count > watched.length)
+        {
+            watched = new int[Math.min(capacity, Math.max(count, 2 * watched.length))];
         }
         int free = 0;
         for (int i = 0; i < count; i++)

@@ -289,8 +289,9 @@ class HttpStreamTest
             serve.runTasks();
             assertEquals(List.of("bcd"), texts(EmbeddedServe.writes(client)), "three tokens, one event, at once");
             final long latenessNs = serve.instance.rank(0).emissionLatenessNs().getMaxValue();
-            assertTrue(latenessNs >= 2 * EmbeddedServe.STEP_NS * 0.999 && latenessNs <= 2 * EmbeddedServe.STEP_NS *
-                1.001, "'b' waited two steps: " + latenessNs);
+            // the lateness histogram keeps two significant digits: within 1%
+            assertTrue(latenessNs >= 2 * EmbeddedServe.STEP_NS * 0.99 && latenessNs <= 2 * EmbeddedServe.STEP_NS *
+                1.01, "'b' waited two steps: " + latenessNs);
             serve.runUntilIdle();
             final List<byte[]> rest = EmbeddedServe.writes(client);
             assertEquals(LAST_CHUNK, ascii(rest.remove(rest.size() - 1)));

@@ -1,0 +1,66 @@
+package dev.tapedeck.cli;
+
+import java.io.File;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import com.sun.management.HotSpotDiagnosticMXBean;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The start-up heap release: the JVM's default free ratios give way to 5/20 so that the collection can shrink the
+ * heap; ratios the user gave on the command line stay (checked in a child JVM started with one of them).
+ */
+class StartupHeapTest
+{
+    /**
+     * The child JVM: releases, then prints both ratios.
+     *
+     * @param args none.
+     */
+    public static void main(final String[] args)
+    {
+        StartupHeap.release();
+        System.out.println(ratios());
+    }
+
+    private static String ratios()
+    {
+        final HotSpotDiagnosticMXBean vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+        return vm.getVMOption("MinHeapFreeRatio").getValue() + "/" + vm.getVMOption("MaxHeapFreeRatio").getValue();
+    }
+
+    @Test
+    void shouldLetTheHeapShrinkWhereTheUserLeftTheDefaults() throws Exception
+    {
+        assertEquals("5/20", child(List.of()));
+    }
+
+    @Test
+    void shouldKeepRatiosTheUserGave() throws Exception
+    {
+        assertEquals("10/60", child(List.of("-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=60")));
+        assertEquals("40/50", child(List.of("-XX:MaxHeapFreeRatio=50")));
+    }
+
+    private static String child(final List<String> jvmFlags) throws Exception
+    {
+        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        final List<String> command = new java.util.ArrayList<>(List.of(java));
+        command.addAll(jvmFlags);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path") + File.pathSeparator,
+            StartupHeapTest.class.getName()));
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "child JVM did not finish");
+        final String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        assertEquals(0, process.exitValue(), out);
+        return out;
+    }
+}
