@@ -19,11 +19,16 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * End-to-end scale run: {@code tapedeck serve} (a real process) driven by {@link SseLoadClient} at each concurrency,
- * then {@link BareSseServer} (the ceiling) driven the same way on the same schedule. Prints errors, token throughput,
- * and p50/p99 token-emission lateness (write time minus the model's due time) for both, as a markdown table.
+ * then {@link BareSseServer} (the ceiling) driven the same way on the same schedule, each quiet and beside a
+ * {@link CpuCompetitor} (a busy process pinned beside the server, as a router under test would be). What is compared
+ * is what the client receives on its own clock in the window: token events per second, time to first token and
+ * token lateness ({@link SseLoadClient}). The servers' own lateness counters (write time minus the model's due time)
+ * are read once after the run, not from the loop under test while it is measured, and cover the whole run. Prints a
+ * markdown table and, per contention and concurrency, tapedeck's ratios to the ceiling.
  * <p>
  * Usage: {@code java -cp bench/target/benchmarks.jar dev.tapedeck.bench.ScaleBench [--streams 1000,10000]
  * [--warmup 10] [--measure 20] [--ttft-ms 100] [--itl-ms 50] [--max-tokens 200] [--transport auto]
+ * [--contention quiet,contended] [--competitor-threads 1] [--competitor-cpus 0] [--rounds 1]
  * [--jar core/cli/target/tapedeck.jar]}
  */
 public final class ScaleBench
@@ -35,10 +40,18 @@ public final class ScaleBench
     {
     }
 
-    /** One measured run. */
-    record Row(String server, int streams, double tokensPerSecond, double clientEventsPerSecond, long errors,
-        long completed, long p50Us, long p99Us, long maxUs)
+    /** One measured run: the client's figures in the window, the server's lateness over the run. */
+    record Row(String contention, String server, int streams, SseLoadClient.Result client, long serverP99Us)
     {
+        long latenessUs(final double percentile)
+        {
+            return client.latenessNs().getValueAtPercentile(percentile) / 1000;
+        }
+
+        long ttftUs(final double percentile)
+        {
+            return client.ttftNs().getValueAtPercentile(percentile) / 1000;
+        }
     }
 
     /**
@@ -59,84 +72,103 @@ public final class ScaleBench
         final int maxTokens = Integer.parseInt(arg(args, "--max-tokens", "200"));
         final String jar = arg(args, "--jar", "core/cli/target/tapedeck.jar");
         final String transport = arg(args, "--transport", "auto");
+        final List<String> contentions = List.of(arg(args, "--contention", "quiet,contended").split(","));
+        final int competitorThreads = Integer.parseInt(arg(args, "--competitor-threads", "1"));
+        final String competitorCpus = arg(args, "--competitor-cpus", "0");
+        final int rounds = Integer.parseInt(arg(args, "--rounds", "1"));
         final String benchJar = ScaleBench.class.getProtectionDomain().getCodeSource().getLocation().getPath();
         final List<Row> rows = new ArrayList<>();
         int port = 18_400;
-        for (final int streams : concurrency)
+        for (int round = 0; round < rounds; round++)
         {
-            final List<String> tapedeck = List.of("java", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                "-jar", jar, "serve", "--port", Integer.toString(port), "--latency-model", "knob",
-                "--time-to-first-token", ttftMs + "ms", "--inter-token-latency", itlMs + "ms",
-                "--max-num-seqs", Integer.toString(streams), "--max-num-batched-tokens",
-                Integer.toString(Math.max(8192, 2 * streams)), "--max-waiting-queue-length",
-                Integer.toString(2 * streams), "--max-model-len", "4096", "--transport", transport);
-            rows.add(measure("tapedeck serve", tapedeck, port++, streams, warmupS, measureS, maxTokens));
-            final List<String> bare = List.of("java", "-cp", benchJar, BareSseServer.class.getName(),
-                Integer.toString(port), Integer.toString(ttftMs), Integer.toString(itlMs),
-                Integer.toString(maxTokens), transport);
-            rows.add(measure("bare Netty (ceiling)", bare, port++, streams, warmupS, measureS, maxTokens));
+            for (final String contention : contentions)
+            {
+                final int threads = "quiet".equals(contention.trim()) ? 0 : competitorThreads;
+                final String label = CpuCompetitor.describe(threads, competitorCpus) +
+                    (rounds > 1 ? ", round " + (round + 1) : "");
+                for (final int streams : concurrency)
+                {
+                    final List<String> tapedeck = List.of("java", "--add-opens",
+                        "java.base/jdk.internal.misc=ALL-UNNAMED", "-jar", jar, "serve", "--port",
+                        Integer.toString(port), "--latency-model", "knob", "--time-to-first-token", ttftMs + "ms",
+                        "--inter-token-latency", itlMs + "ms", "--max-num-seqs", Integer.toString(streams),
+                        "--max-num-batched-tokens", Integer.toString(Math.max(8192, 2 * streams)),
+                        "--max-waiting-queue-length", Integer.toString(2 * streams), "--max-model-len", "4096",
+                        "--transport", transport);
+                    final Run run = new Run(label, streams, warmupS, measureS, maxTokens, itlMs, threads,
+                        competitorCpus);
+                    rows.add(measure("tapedeck serve", tapedeck, port++, run));
+                    final List<String> bare = List.of("java", "-cp", benchJar, BareSseServer.class.getName(),
+                        Integer.toString(port), Integer.toString(ttftMs), Integer.toString(itlMs),
+                        Integer.toString(maxTokens), transport);
+                    rows.add(measure("bare Netty (ceiling)", bare, port++, run));
+                }
+            }
         }
         System.out.println();
         System.out.println("Scale run " + LocalDate.now() + " on " + machine() + "; TTFT " + ttftMs + " ms, ITL " +
             itlMs + " ms, " + maxTokens + " tokens per request, transport " + transport + ", warm-up " + warmupS +
             " s, window " + measureS + " s");
         System.out.println();
-        System.out.println("| server | streams | errors | completed | tokens/s (server) | events/s (client) | " +
-            "lateness p50 | lateness p99 | lateness max |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        System.out.println("Client-side figures in the window; server lateness read after the run (whole run).");
+        System.out.println();
+        System.out.println("| contention | server | streams | errors | completed | tokens/s (client) | " +
+            "lateness p50 | lateness p99 | lateness max | TTFT p50 | TTFT p99 | server lateness p99 |");
+        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (final Row row : rows)
         {
             System.out.println(String.format(Locale.ROOT,
-                "| %s | %,d | %d | %,d | %,.0f | %,.0f | %.2f ms | %.2f ms | %.2f ms |", row.server(), row.streams(),
-                row.errors(), row.completed(), row.tokensPerSecond(), row.clientEventsPerSecond(),
-                row.p50Us() / 1000.0, row.p99Us() / 1000.0, row.maxUs() / 1000.0));
+                "| %s | %s | %,d | %d | %,d | %,.0f | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms |",
+                row.contention(), row.server(), row.streams(), row.client().errors(), row.client().completed(),
+                row.client().tokensPerSecond(), row.latenessUs(50) / 1000.0, row.latenessUs(99) / 1000.0,
+                row.latenessUs(100) / 1000.0, row.ttftUs(50) / 1000.0, row.ttftUs(99) / 1000.0,
+                row.serverP99Us() / 1000.0));
         }
+        System.out.println();
         for (int i = 0; i + 1 < rows.size(); i += 2)
         {
-            System.out.println(String.format(Locale.ROOT, "%,d streams: tapedeck delivers %.2fx the ceiling's " +
-                "token rate", rows.get(i).streams(), rows.get(i).tokensPerSecond() /
-                rows.get(i + 1).tokensPerSecond()));
+            final Row tapedeck = rows.get(i);
+            final Row ceiling = rows.get(i + 1);
+            System.out.println(String.format(Locale.ROOT, "%s, %,d streams: tapedeck/ceiling tokens/s %.2fx, " +
+                "lateness p99 %.2fx, TTFT p99 %.2fx", tapedeck.contention(), tapedeck.streams(),
+                tapedeck.client().tokensPerSecond() / ceiling.client().tokensPerSecond(),
+                ratio(tapedeck.latenessUs(99), ceiling.latenessUs(99)), ratio(tapedeck.ttftUs(99),
+                ceiling.ttftUs(99))));
         }
     }
 
-    private static Row measure(final String name, final List<String> command, final int port, final int streams,
-        final long warmupS, final long measureS, final int maxTokens) throws Exception
+    private static double ratio(final long value, final long base)
     {
-        System.out.println("== " + name + ", " + streams + " streams: " + String.join(" ", command));
+        return (double)Math.max(value, 1) / Math.max(base, 1);
+    }
+
+    /** What every server of one row pair is asked. */
+    private record Run(String contention, int streams, long warmupS, long measureS, int maxTokens, int itlMs,
+        int competitorThreads, String competitorCpus)
+    {
+    }
+
+    private static Row measure(final String name, final List<String> command, final int port, final Run run)
+        throws Exception
+    {
+        System.out.println("== " + name + ", " + run.streams() + " streams, " + run.contention() + ": " +
+            String.join(" ", command));
         final Path log = Files.createTempFile("tapedeck-scale-", ".log");
+        final Process competitor = CpuCompetitor.start(run.competitorThreads(), run.competitorCpus());
         final Process server = new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(log.toFile()).start();
         try
         {
             waitForHealth(port, server, log);
-            final long[] window = new long[3];
-            final JsonNode[] stats = new JsonNode[2];
-            final SseLoadClient client = new SseLoadClient("127.0.0.1", port, maxTokens);
-            final SseLoadClient.Result result = client.run(streams, TimeUnit.SECONDS.toNanos(warmupS),
-                TimeUnit.SECONDS.toNanos(measureS), TimeUnit.SECONDS.toNanos(30), new SseLoadClient.Window()
-                {
-                    @Override
-                    public void onStart()
-                    {
-                        stats[0] = stats(port, true);
-                        window[0] = System.nanoTime();
-                    }
-
-                    @Override
-                    public void onEnd(final long eventsInWindow)
-                    {
-                        window[1] = System.nanoTime();
-                        stats[1] = stats(port, false);
-                        window[2] = eventsInWindow;
-                    }
-                });
-            final double seconds = (window[1] - window[0]) / 1e9;
-            final double tokensPerSecond = (stats[1].get("tokens").asLong() - stats[0].get("tokens").asLong()) /
-                seconds;
-            final JsonNode lateness = stats[1].get("emission_lateness_us");
-            System.out.println("   " + result + ", tokens/s " + (long)tokensPerSecond + ", lateness " + lateness);
-            return new Row(name, streams, tokensPerSecond, window[2] / seconds, result.errors(), result.completed(),
-                lateness.get("p50").asLong(), lateness.get("p99").asLong(), lateness.get("max").asLong());
+            final SseLoadClient client = new SseLoadClient("127.0.0.1", port, run.maxTokens(),
+                TimeUnit.MILLISECONDS.toNanos(run.itlMs()));
+            final SseLoadClient.Result result = client.run(run.streams(), TimeUnit.SECONDS.toNanos(run.warmupS()),
+                TimeUnit.SECONDS.toNanos(run.measureS()), TimeUnit.SECONDS.toNanos(30));
+            final JsonNode lateness = stats(port).get("emission_lateness_us");
+            System.out.println(String.format(Locale.ROOT, "   completed %,d, errors %d, open %d, tokens/s %,.0f " +
+                "(client), server lateness over the run %s", result.completed(), result.errors(), result.openAtEnd(),
+                result.tokensPerSecond(), lateness));
+            return new Row(run.contention(), name, run.streams(), result, lateness.get("p99").asLong());
         }
         finally
         {
@@ -145,17 +177,16 @@ public final class ScaleBench
             {
                 server.destroyForcibly();
             }
+            CpuCompetitor.stop(competitor);
         }
     }
 
-    private static JsonNode stats(final int port, final boolean reset)
+    private static JsonNode stats(final int port)
     {
         try
         {
-            final HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(
-                "http://127.0.0.1:" + port + "/tapedeck/stats" + (reset ? "/reset" : "")));
-            final HttpResponse<String> response = HTTP.send(reset ? request.POST(HttpRequest.BodyPublishers.noBody())
-                .build() : request.build(), HttpResponse.BodyHandlers.ofString());
+            final HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(URI.create(
+                "http://127.0.0.1:" + port + "/tapedeck/stats")).build(), HttpResponse.BodyHandlers.ofString());
             return JSON.readTree(response.body());
         }
         catch (final IOException ex)

@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import org.HdrHistogram.Histogram;
+
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -32,8 +34,14 @@ import dev.tapedeck.net.Transport;
 
 /**
  * A closed-loop streaming client for the scale benchmark: N keep-alive connections, each sending one streaming
- * completions request after another until the run ends. Counts SSE events, completed streams (ending with
- * {@code [DONE]}) and errors (status, early close, missing [DONE]). One event-loop thread.
+ * completions request after another until the run ends. Counts completed streams (ending with {@code [DONE]}) and
+ * errors (status, early close, missing [DONE]) over the run, and, inside the measurement window, on its own clock,
+ * what a user of the server sees: token events received, time to the first token, and each later token's lateness.
+ * A token's lateness is its arrival less the arrival the stream's own best-kept schedule gives it: token i (i >= 1)
+ * of a stream is due at {@code p + i * ITL}, where {@code p} is the earliest of {@code arrival(j) - j * ITL} over
+ * its tokens 1..i, so a server that keeps the inter-token latency shows 0 whatever phase its steps have, and a token
+ * written a step late shows one ITL. The first token is timed apart (TTFT: a server joins it to its step cadence as
+ * it likes). One event-loop thread; the window's figures are read on it.
  * <p>
  * Not the product's load generator ({@code tapedeck load}); a fixed, minimal driver so that the same client measures
  * tapedeck and the bare-Netty ceiling.
@@ -45,8 +53,12 @@ public final class SseLoadClient
     private final String host;
     private final int port;
     private final String body;
+    private final long itlNs;
     private volatile boolean stopping;
-    private long events;
+    private boolean measuring;
+    private long tokensInWindow;
+    private final Histogram latenessNs = new Histogram(1_000L, 60_000_000_000L, 3);
+    private final Histogram ttftNs = new Histogram(1_000L, 60_000_000_000L, 3);
     private long completed;
     private long errors;
     private long open;
@@ -56,32 +68,38 @@ public final class SseLoadClient
      * @param host server host.
      * @param port server port.
      * @param maxTokens tokens per request.
+     * @param itlNs the inter-token latency the server is asked to keep.
      */
-    public SseLoadClient(final String host, final int port, final int maxTokens)
+    public SseLoadClient(final String host, final int port, final int maxTokens, final long itlNs)
     {
         this.host = host;
         this.port = port;
+        this.itlNs = itlNs;
         this.body = "{\"model\":\"Qwen/Qwen3-8B\",\"prompt\":\"Hello, scale.\",\"stream\":true,\"max_tokens\":" +
             maxTokens + ",\"ignore_eos\":true}";
     }
 
-    /** Callbacks around the measurement window. */
-    public interface Window
+    /**
+     * Results of a run.
+     *
+     * @param completed streams that ended with [DONE], over the run.
+     * @param errors failed connections and streams, over the run.
+     * @param openAtEnd connections still open after the drain.
+     * @param windowNs the measurement window on the client's clock.
+     * @param tokensInWindow token events received in the window.
+     * @param latenessNs lateness of the tokens received in the window (each stream's second and later).
+     * @param ttftNs request sent to first token, for first tokens received in the window.
+     */
+    public record Result(long completed, long errors, long openAtEnd, long windowNs, long tokensInWindow,
+        Histogram latenessNs, Histogram ttftNs)
     {
-        /** The window starts. */
-        void onStart();
-
         /**
-         * The window ends.
-         *
-         * @param eventsInWindow SSE events the client received during the window.
+         * @return token events per second received in the window.
          */
-        void onEnd(long eventsInWindow);
-    }
-
-    /** Results of a run. */
-    public record Result(long events, long completed, long errors, long openAtEnd)
-    {
+        public double tokensPerSecond()
+        {
+            return tokensInWindow * 1e9 / windowNs;
+        }
     }
 
     /**
@@ -92,12 +110,11 @@ public final class SseLoadClient
      * @param warmupNs streaming time before the measurement window.
      * @param measureNs the measurement window.
      * @param drainNs how long to wait for the last requests.
-     * @param window told when the window starts and ends.
-     * @return counts over the whole run.
+     * @return counts over the whole run, and what was received in the window.
      * @throws InterruptedException if interrupted.
      */
-    public Result run(final int streams, final long warmupNs, final long measureNs, final long drainNs,
-        final Window window) throws InterruptedException
+    public Result run(final int streams, final long warmupNs, final long measureNs, final long drainNs)
+        throws InterruptedException
     {
         final Transport transport = Transport.select("epoll".equals(System.getProperty("client.transport")) ?
             "epoll" : "auto");
@@ -137,17 +154,25 @@ public final class SseLoadClient
                 connected.await(30, TimeUnit.SECONDS);
             }
             Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNs));
-            final long eventsAtStart = group.submit(() -> events).get();
-            window.onStart();
+            final long windowStartNs = group.submit(() ->
+            {
+                measuring = true;
+                return System.nanoTime();
+            }).get();
             Thread.sleep(TimeUnit.NANOSECONDS.toMillis(measureNs));
-            window.onEnd(group.submit(() -> events).get() - eventsAtStart);
+            final long windowNs = group.submit(() ->
+            {
+                measuring = false;
+                return System.nanoTime();
+            }).get() - windowStartNs;
             stopping = true;
             final long end = System.nanoTime() + drainNs;
             while (System.nanoTime() < end && group.submit(() -> open).get() > 0)
             {
                 Thread.sleep(20);
             }
-            return group.submit(() -> new Result(events, completed, errors, open)).get();
+            return group.submit(() -> new Result(completed, errors, open, windowNs, tokensInWindow, latenessNs.copy(),
+                ttftNs.copy())).get();
         }
         catch (final java.util.concurrent.ExecutionException ex)
         {
@@ -162,6 +187,9 @@ public final class SseLoadClient
     private final class StreamHandler extends SimpleChannelInboundHandler<HttpObject>
     {
         private boolean inFlight;
+        private long sentNs;
+        private int tokenIndex;
+        private long bestPhaseNs;
         private boolean sawDone;
         private boolean ok;
         private boolean previousNewline;
@@ -183,6 +211,8 @@ public final class SseLoadClient
             request.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
             request.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
             inFlight = true;
+            sentNs = System.nanoTime();
+            tokenIndex = 0;
             sawDone = false;
             previousNewline = false;
             doneMatched = 0;
@@ -198,7 +228,7 @@ public final class SseLoadClient
             }
             if (msg instanceof HttpContent)
             {
-                scan(((HttpContent)msg).content());
+                scan(((HttpContent)msg).content(), System.nanoTime());
                 if (msg instanceof LastHttpContent)
                 {
                     inFlight = false;
@@ -223,9 +253,9 @@ public final class SseLoadClient
         }
 
         /**
-         * Count blank-line event ends and look for [DONE], across content boundaries.
+         * Find blank-line event ends (a token each, until [DONE]) and look for [DONE], across content boundaries.
          */
-        private void scan(final ByteBuf content)
+        private void scan(final ByteBuf content, final long nowNs)
         {
             for (int i = content.readerIndex(), end = content.writerIndex(); i < end; i++)
             {
@@ -234,7 +264,10 @@ public final class SseLoadClient
                 {
                     if (previousNewline)
                     {
-                        events++;
+                        if (!sawDone)
+                        {
+                            token(nowNs);
+                        }
                         previousNewline = false;
                         continue;
                     }
@@ -250,6 +283,28 @@ public final class SseLoadClient
                     sawDone = doneMatched == DONE.length;
                 }
             }
+        }
+
+        private void token(final long nowNs)
+        {
+            final long phaseNs = nowNs - tokenIndex * itlNs;
+            if (1 == tokenIndex || phaseNs < bestPhaseNs)
+            {
+                bestPhaseNs = phaseNs;
+            }
+            if (measuring)
+            {
+                tokensInWindow++;
+                if (0 == tokenIndex)
+                {
+                    ttftNs.recordValue(Math.min(Math.max(nowNs - sentNs, 0), 60_000_000_000L));
+                }
+                else
+                {
+                    latenessNs.recordValue(Math.min(phaseNs - bestPhaseNs, 60_000_000_000L));
+                }
+            }
+            tokenIndex++;
         }
 
         @Override
