@@ -29,7 +29,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * Usage: {@code java -cp bench/target/benchmarks.jar dev.tapedeck.bench.ScaleBench [--streams 1000,10000]
  * [--warmup 10] [--measure 20] [--ttft-ms 100] [--itl-ms 50] [--max-tokens 200] [--transport auto]
  * [--contention quiet,contended] [--competitor-threads 1] [--competitor-cpus 0] [--rounds 1]
- * [--jar core/cli/target/tapedeck.jar]}
+ * [--jar core/cli/target/tapedeck.jar] [--jvm-opts "flags for tapedeck's JVM, e.g. a profiler agent"]}
  */
 public final class ScaleBench
 {
@@ -76,6 +76,7 @@ public final class ScaleBench
         final int competitorThreads = Integer.parseInt(arg(args, "--competitor-threads", "1"));
         final String competitorCpus = arg(args, "--competitor-cpus", "0");
         final int rounds = Integer.parseInt(arg(args, "--rounds", "1"));
+        final String jvmOptions = arg(args, "--jvm-opts", "");
         final String benchJar = ScaleBench.class.getProtectionDomain().getCodeSource().getLocation().getPath();
         final List<Row> rows = new ArrayList<>();
         int port = 18_400;
@@ -88,13 +89,18 @@ public final class ScaleBench
                     (rounds > 1 ? ", round " + (round + 1) : "");
                 for (final int streams : concurrency)
                 {
-                    final List<String> tapedeck = List.of("java", "--add-opens",
-                        "java.base/jdk.internal.misc=ALL-UNNAMED", "-jar", jar, "serve", "--port",
+                    final List<String> tapedeck = new ArrayList<>(List.of("java", "--add-opens",
+                        "java.base/jdk.internal.misc=ALL-UNNAMED"));
+                    if (!jvmOptions.isBlank())
+                    {
+                        tapedeck.addAll(List.of(jvmOptions.trim().split("\\s+")));
+                    }
+                    tapedeck.addAll(List.of("-jar", jar, "serve", "--port",
                         Integer.toString(port), "--latency-model", "knob", "--time-to-first-token", ttftMs + "ms",
                         "--inter-token-latency", itlMs + "ms", "--max-num-seqs", Integer.toString(streams),
                         "--max-num-batched-tokens", Integer.toString(Math.max(8192, 2 * streams)),
                         "--max-waiting-queue-length", Integer.toString(2 * streams), "--max-model-len", "4096",
-                        "--transport", transport);
+                        "--transport", transport));
                     final Run run = new Run(label, streams, warmupS, measureS, maxTokens, itlMs, threads,
                         competitorCpus);
                     rows.add(measure("tapedeck serve", tapedeck, port++, run));

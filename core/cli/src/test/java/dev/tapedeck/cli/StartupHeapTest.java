@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The start-up heap release: the JVM's default free ratios give way to 5/20 so that the collection can shrink the
+ * The start-up heap release: the JVM's default free ratios give way to 20/60 so that the collection can shrink the
  * heap; ratios the user gave on the command line stay (checked in a child JVM started with one of them).
  */
 class StartupHeapTest
@@ -40,7 +40,7 @@ class StartupHeapTest
     @Test
     void shouldLetTheHeapShrinkWhereTheUserLeftTheDefaults() throws Exception
     {
-        assertEquals("5/20", child(List.of()));
+        assertEquals("20/60", child(List.of()));
     }
 
     @Test
@@ -48,6 +48,7 @@ class StartupHeapTest
     {
         assertEquals("10/60", child(List.of("-XX:MinHeapFreeRatio=10", "-XX:MaxHeapFreeRatio=60")));
         assertEquals("40/50", child(List.of("-XX:MaxHeapFreeRatio=50")));
+        assertEquals("10/70", child(List.of("-XX:MinHeapFreeRatio=10")));
     }
 
     private static String child(final List<String> jvmFlags) throws Exception

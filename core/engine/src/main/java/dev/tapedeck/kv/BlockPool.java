@@ -9,8 +9,8 @@ import java.util.Arrays;
  * and if that block still held a hash, the hash is dropped from the cache (an eviction); a cache hit on a free block
  * takes it out of the free queue wherever it sits. The free queue is a doubly linked list over two int arrays and
  * the hash index ({@link BlockHashIndex}) is an open-addressing table of block ids sized for the whole pool, so no
- * operation allocates (but {@link #watch}, growing its copy to a longer hit than any before). About 33 bytes per
- * block: a pool of 33,600 blocks (an 8B model's on one GPU) holds 1.1 MiB, so a hundred simulated GPUs fit in one
+ * operation allocates (but {@link #watch}, growing its copy to a longer hit than any before). About 31 bytes per
+ * block: a pool of 33,600 blocks (an 8B model's on one GPU) holds 1.0 MiB, so a hundred simulated GPUs fit in one
  * process.
  * <p>
  * A hash is cached by at most one block: caching a hash that another block already holds leaves the second block
@@ -40,7 +40,8 @@ public final class BlockPool
     private KvEventSink events;
     private KvResidency residency;
     /** The watched hit ({@link #watch}): how often each block is in it, the blocks, and what has happened since. */
-    private final int[] watchCounts;
+    /** Occurrences of each block in the watched hit: a lookup finds a block once (twice only on a hash collision). */
+    private final short[] watchCounts;
     private int[] watched = new int[64];
     private int watchedCount;
     private int watchedFree;
@@ -63,7 +64,7 @@ public final class BlockPool
         hashed = new boolean[capacity];
         previousFree = new int[capacity];
         nextFree = new int[capacity];
-        watchCounts = new int[capacity];
+        watchCounts = new short[capacity];
         blockByHash = new BlockHashIndex(hashes);
         reset();
     }
@@ -341,6 +342,12 @@ public final class BlockPool
         {
             final int block = blocks[i];
             watched[i] = block;
+            if (Short.MAX_VALUE == watchCounts[block])
+            {
+                unwatch();
+                throw new IllegalArgumentException("block " + block + " found " + Short.MAX_VALUE +
+                    " times in one hit");
+            }
             watchCounts[block]++;
             if (0 == refCounts[block])
             {
