@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Time from launching `tapedeck serve` (JVM included) until GET /health answers 200, over N runs.
-# Usage: bench/scripts/startup.sh [runs=5] [extra serve flags...]
+# Usage: bench/scripts/startup.sh [runs=5] [extra serve flags...]   (JAR=path: another build's tapedeck.jar)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs="${1:-5}"; shift || true
-jar=core/cli/target/tapedeck.jar
+jar="${JAR:-core/cli/target/tapedeck.jar}"
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package
 port=18600
 times=()

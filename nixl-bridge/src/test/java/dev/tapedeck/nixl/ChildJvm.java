@@ -183,10 +183,12 @@ final class ChildJvm implements AutoCloseable
     }
 
     /**
-     * Sends the child a signal with {@code kill}.
+     * Sends the child a signal with {@code kill}; after {@code STOP}, waits until every thread of the child is stopped
+     * (a stop takes effect on each thread as it is next scheduled: on a busy machine a thread may still run briefly
+     * after {@code kill} returns).
      *
      * @param signal e.g. {@code STOP}, {@code CONT}.
-     * @throws Exception when {@code kill} fails.
+     * @throws Exception when {@code kill} fails or the child does not stop within 5 s.
      */
     void signal(final String signal) throws Exception
     {
@@ -194,6 +196,40 @@ final class ChildJvm implements AutoCloseable
         if (kill.waitFor() != 0)
         {
             throw new AssertionError("kill -" + signal + " " + process.pid() + " failed");
+        }
+        if ("STOP".equals(signal))
+        {
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (!allThreadsStopped())
+            {
+                if (System.nanoTime() > deadlineNs)
+                {
+                    throw new AssertionError("child " + process.pid() + " not stopped 5 s after kill -STOP");
+                }
+                Thread.sleep(5);
+            }
+        }
+    }
+
+    private boolean allThreadsStopped() throws IOException
+    {
+        final Path tasks = Path.of("/proc", Long.toString(process.pid()), "task");
+        try (java.util.stream.Stream<Path> threads = Files.list(tasks))
+        {
+            return threads.allMatch(thread ->
+            {
+                try
+                {
+                    final String stat = Files.readString(thread.resolve("stat"));
+                    // the state follows the command name in parentheses: "T" stopped, "t" traced
+                    final char state = stat.charAt(stat.lastIndexOf(')') + 2);
+                    return 'T' == state || 't' == state;
+                }
+                catch (final IOException gone)
+                {
+                    return true; // the thread exited
+                }
+            });
         }
     }
 
