@@ -7,6 +7,7 @@
 # tapedeck.jar, e.g. an older commit's for a before/after).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/scripts/competitor.sh   # COMPETITOR=N: beside N busy threads on CPU 0
 instances="${1:-100}"; shift || true
 requests="${1:-300}"; shift || true
 jar="${JAR:-core/cli/target/tapedeck.jar}"

@@ -7,6 +7,7 @@
 # Needs: libucx-dev (apt-get install -y libucx-dev) for the ucx lines; they print the reason and are skipped without.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/scripts/competitor.sh   # COMPETITOR=N: beside N busy threads on CPU 0
 pool="${1:-256}"
 ./mvnw -q -B -o -DskipTests -Dcheckstyle.skip -pl nixl-bridge -am install >/dev/null 2>&1 || \
     ./mvnw -q -B -DskipTests -Dcheckstyle.skip -pl nixl-bridge -am install >/dev/null

@@ -5,11 +5,12 @@
 # Usage: bench/scripts/load-scale.sh [streams=10000] [rate=5000] [seconds=30]
 #   COMPARE_JAR=other/tapedeck.jar bench/scripts/load-scale.sh ...: an A/B on one server: every load measurement runs
 #   with COMPARE_JAR's client first, then with this build's, back to back (the server is always this build's).
-#   PORT=18700: the server's port.
+#   PORT=18700: the server's port. COMPETITOR=1 [COMPETITOR_CPUS=0]: beside a busy process (bench/scripts/competitor.sh).
 # Needs: wrk (apt-get install -y wrk) for the last measurement; skipped when missing. Open files: the server and the
 # client each hold one socket per connection (10,000 streams, and more when an open loop backs up): ulimit -n 20000.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/scripts/competitor.sh   # COMPETITOR=N: beside N busy threads on CPU 0
 streams="${1:-10000}"; rate="${2:-5000}"; seconds="${3:-30}"
 jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package

@@ -6,6 +6,7 @@
 # Usage: bench/scripts/pd-ttft.sh [requests=50] [planes="noop tcp ucx"]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/scripts/competitor.sh   # COMPETITOR=N: beside N busy threads on CPU 0
 requests="${1:-50}"; planes="${2:-noop tcp ucx}"
 jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core/cli -am package

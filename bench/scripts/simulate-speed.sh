@@ -5,6 +5,7 @@
 # Usage: bench/scripts/simulate-speed.sh [runs=3] [extra simulate flags...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/scripts/competitor.sh   # COMPETITOR=N: beside N busy threads on CPU 0
 runs="${1:-3}"; shift || true
 jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core/cli -am package

@@ -7,6 +7,7 @@
 #   SERVE_JAR=other/tapedeck.jar bench/scripts/slow-client.sh: the same measurement against another build's server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/scripts/competitor.sh   # COMPETITOR=N: beside N busy threads on CPU 0
 seconds="${1:-20}"
 jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core/cli -am package

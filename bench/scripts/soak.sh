@@ -10,6 +10,7 @@
 # Usage: bench/scripts/soak.sh [minutes=30]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/scripts/competitor.sh   # COMPETITOR=N: beside N busy threads on CPU 0
 minutes="${1:-30}"
 jar=core/cli/target/tapedeck.jar
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core/cli -am package

@@ -3,6 +3,7 @@
 # Usage: bench/scripts/startup.sh [runs=5] [extra serve flags...]   (JAR=path: another build's tapedeck.jar)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source bench/scripts/competitor.sh   # COMPETITOR=N: beside N busy threads on CPU 0
 runs="${1:-5}"; shift || true
 jar="${JAR:-core/cli/target/tapedeck.jar}"
 [ -f "$jar" ] || ./mvnw -q -B -DskipTests -pl core -am package

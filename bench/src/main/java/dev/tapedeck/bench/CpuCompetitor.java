@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
  * A CPU competitor for the scale benchmarks: a separate process whose threads spin on arithmetic, as a router or a
  * gateway under test competes for the cores beside the server. {@link #start} launches it, pinned with
  * {@code taskset} to the given CPUs where {@code taskset} exists; {@link #stop} ends it. Alone:
- * {@code java -cp benchmarks.jar dev.tapedeck.bench.CpuCompetitor [threads=1]}.
+ * {@code java -cp benchmarks.jar dev.tapedeck.bench.CpuCompetitor [threads=1] [pid to outlive not]}: with a pid (a
+ * benchmark script's own, {@code bench/scripts/competitor.sh}) it exits within half a second of that process.
  * <p>
  * Called from the benchmark's main thread.
  */
@@ -27,15 +28,25 @@ public final class CpuCompetitor
     /**
      * Spin.
      *
-     * @param args busy threads (default 1).
+     * @param args busy threads (default 1), and optionally the pid whose end ends this process.
+     * @throws InterruptedException if interrupted while watching.
      */
-    public static void main(final String[] args)
+    public static void main(final String[] args) throws InterruptedException
     {
         final int threads = args.length > 0 ? Integer.parseInt(args[0]) : 1;
         for (int t = 0; t < threads; t++)
         {
             final Thread spinner = new Thread(CpuCompetitor::spin, "busy-" + t);
+            spinner.setDaemon(args.length > 1);
             spinner.start();
+        }
+        if (args.length > 1)
+        {
+            final ProcessHandle watched = ProcessHandle.of(Long.parseLong(args[1])).orElse(null);
+            while (null != watched && watched.isAlive())
+            {
+                Thread.sleep(500);
+            }
         }
     }
 

@@ -29,9 +29,11 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
  * The engine-core output path end to end over ZeroMQ loopback TCP: a frontend (handshake ROUTER, input ROUTER,
  * output PULL) drives one {@code play} engine with 256 long requests and counts the EngineCoreOutputs messages and
  * tokens it receives; then raw JeroMQ PUSH/PULL sends the same bytes (a 256-output message) as fast as it can: the
- * ceiling. Both receivers decode every message the same way (counting tokens). Prints messages/s and tokens/s.
+ * ceiling. Both receivers decode every message the same way (counting tokens). Prints messages/s and tokens/s, quiet
+ * and, with competitor threads, again beside a {@link CpuCompetitor} pinned to the given CPUs.
  * <p>
- * Usage: {@code java -cp benchmarks.jar dev.tapedeck.bench.EngineCoreScaleBench [seconds=10] [stepMicros=20]}
+ * Usage: {@code java -cp benchmarks.jar dev.tapedeck.bench.EngineCoreScaleBench [seconds=10] [stepMicros=20]
+ * [competitorThreads=0] [competitorCpus=0]}
  */
 public final class EngineCoreScaleBench
 {
@@ -49,18 +51,35 @@ public final class EngineCoreScaleBench
     {
         final int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         final double stepMicros = args.length > 1 ? Double.parseDouble(args[1]) : 20;
-        final double[] raw = raw(seconds);
-        final double[] play = play(seconds, stepMicros);
+        final int competitorThreads = args.length > 2 ? Integer.parseInt(args[2]) : 0;
+        final String competitorCpus = args.length > 3 ? args[3] : "0";
+        final StringBuilder table = new StringBuilder(
+            "| contention | path | messages/s | tokens/s | bytes/message |\n|---|---|---:|---:|---:|\n");
+        final StringBuilder ratios = new StringBuilder();
+        for (final int threads : competitorThreads > 0 ? new int[] {0, competitorThreads} : new int[] {0})
+        {
+            final String contention = CpuCompetitor.describe(threads, competitorCpus);
+            final Process competitor = CpuCompetitor.start(threads, competitorCpus);
+            try
+            {
+                final double[] raw = raw(seconds);
+                final double[] play = play(seconds, stepMicros);
+                table.append(String.format(Locale.ROOT,
+                    "| %s | tapedeck play (step %.0f us, %d running) | %,.0f | %,.0f | %,.0f |%n", contention,
+                    stepMicros, RUNNING, play[0], play[1], play[2]));
+                table.append(String.format(Locale.ROOT, "| %s | raw JeroMQ PUSH/PULL, same bytes | %,.0f | %,.0f | " +
+                    "%,.0f |%n", contention, raw[0], raw[1], raw[2]));
+                ratios.append(String.format(Locale.ROOT, "%s: tapedeck delivers %.2fx the ceiling's tokens/s%n",
+                    contention, play[1] / raw[1]));
+            }
+            finally
+            {
+                CpuCompetitor.stop(competitor);
+            }
+        }
         System.out.println();
-        System.out.println("| path | messages/s | tokens/s | bytes/message |");
-        System.out.println("|---|---:|---:|---:|");
-        System.out.println(String.format(Locale.ROOT,
-            "| tapedeck play (step %.0f us, %d running) | %,.0f | %,.0f | %,.0f |", stepMicros, RUNNING, play[0],
-            play[1], play[2]));
-        System.out.println(String.format(Locale.ROOT, "| raw JeroMQ PUSH/PULL, same bytes | %,.0f | %,.0f | %,.0f |",
-            raw[0], raw[1], raw[2]));
-        System.out.println(String.format(Locale.ROOT, "tapedeck delivers %.2fx the ceiling's tokens/s",
-            play[1] / raw[1]));
+        System.out.print(table);
+        System.out.print(ratios);
     }
 
     private static byte[] typicalMessage()
