@@ -9,7 +9,8 @@ if [ -n "${COMPETITOR:-}" ] && [ "${COMPETITOR}" != "0" ]; then
     [ -f "$bench_jar" ] || ./mvnw -q -B -DskipTests -pl bench -am package
     pin=()
     if command -v taskset >/dev/null 2>&1; then pin=(taskset -c "${COMPETITOR_CPUS:-0}"); fi
-    "${pin[@]}" java -cp "$bench_jar" dev.tapedeck.bench.CpuCompetitor "$COMPETITOR" $$ >/dev/null 2>&1 &
+    ${pin[@]+"${pin[@]}"} java -cp "$bench_jar" dev.tapedeck.bench.CpuCompetitor "$COMPETITOR" $$ >/dev/null 2>&1 &
+    competitor_pid=$!   # scripts whose exit trap waits for every child kill it first
     competitor_label="contended ($COMPETITOR busy thread(s)${pin:+ on CPU ${COMPETITOR_CPUS:-0}})"
 fi
 echo "competitor: $competitor_label"

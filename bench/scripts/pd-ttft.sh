@@ -14,8 +14,12 @@ out=bench/target/pd-ttft; mkdir -p "$out"
 export UCX_NET_DEVICES=lo UCX_WARN_UNUSED_ENV_VARS=n
 jvm=(java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED --enable-native-access=ALL-UNNAMED -jar "$jar")
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+# waits for its own processes only: a bare wait would also wait for the CPU competitor (COMPETITOR=N)
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    [ ${#pids[@]} -eq 0 ] || wait "${pids[@]}" 2>/dev/null || true
+}
+trap 'kill ${competitor_pid:-} 2>/dev/null || true; cleanup' EXIT
 await() { for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$1/health" >/dev/null && return 0; sleep 0.2; done; echo "port $1 not up" >&2; exit 1; }
 shape=(--prompt-tokens 2000 --output-tokens 16 --ignore-eos --concurrency 1 --max-requests "$requests" --quiet)
 summary() { python3 - "$1" "$2" <<'PY'

@@ -24,7 +24,10 @@ java --add-opens java.base/jdk.internal.misc=ALL-UNNAMED -Dio.netty.leakDetectio
     >"$out/serve.log" 2>&1 &
 serve_pid=$!
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; kill "$serve_pid" 2>/dev/null || true; wait 2>/dev/null || true; }
+cleanup() {
+    kill "${pids[@]}" ${competitor_pid:-} 2>/dev/null || true; kill "$serve_pid" 2>/dev/null || true
+    wait "${pids[@]}" "$serve_pid" 2>/dev/null || true
+}
 trap cleanup EXIT
 until curl -s -o /dev/null "$url/health"; do sleep 0.1; done
 end=$(( $(date +%s) + minutes * 60 ))

@@ -96,8 +96,10 @@ public final class CpuCompetitor
             command.addAll(List.of("taskset", "-c", cpus));
         }
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        // the benchmark's own pid: the competitor ends with it even when the benchmark is killed
         command.addAll(List.of("-cp", CpuCompetitor.class.getProtectionDomain().getCodeSource().getLocation()
-            .getPath(), CpuCompetitor.class.getName(), Integer.toString(threads)));
+            .getPath(), CpuCompetitor.class.getName(), Integer.toString(threads),
+            Long.toString(ProcessHandle.current().pid())));
         return new ProcessBuilder(command).redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     }

@@ -118,15 +118,16 @@ public final class ScaleBench
         System.out.println();
         System.out.println("Client-side figures in the window; server lateness read after the run (whole run).");
         System.out.println();
-        System.out.println("| contention | server | streams | errors | completed | tokens/s (client) | " +
+        System.out.println("| contention | server | streams | errors | completed | tokens/s (client) | events/s | " +
             "lateness p50 | lateness p99 | lateness max | TTFT p50 | TTFT p99 | server lateness p99 |");
-        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (final Row row : rows)
         {
             System.out.println(String.format(Locale.ROOT,
-                "| %s | %s | %,d | %d | %,d | %,.0f | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms |",
-                row.contention(), row.server(), row.streams(), row.client().errors(), row.client().completed(),
-                row.client().tokensPerSecond(), row.latenessUs(50) / 1000.0, row.latenessUs(99) / 1000.0,
+                "| %s | %s | %,d | %d | %,d | %,.0f | %,.0f | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | " +
+                "%.2f ms |", row.contention(), row.server(), row.streams(), row.client().errors(),
+                row.client().completed(), row.client().tokensPerSecond(), row.client().eventsPerSecond(),
+                row.latenessUs(50) / 1000.0, row.latenessUs(99) / 1000.0,
                 row.latenessUs(100) / 1000.0, row.ttftUs(50) / 1000.0, row.ttftUs(99) / 1000.0,
                 row.serverP99Us() / 1000.0));
         }
@@ -161,10 +162,10 @@ public final class ScaleBench
             String.join(" ", command));
         final Path log = Files.createTempFile("tapedeck-scale-", ".log");
         final Process competitor = CpuCompetitor.start(run.competitorThreads(), run.competitorCpus());
-        final Process server = new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(log.toFile()).start();
+        Process server = null;
         try
         {
+            server = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
             waitForHealth(port, server, log);
             final SseLoadClient client = new SseLoadClient("127.0.0.1", port, run.maxTokens(),
                 TimeUnit.MILLISECONDS.toNanos(run.itlMs()));
@@ -172,16 +173,19 @@ public final class ScaleBench
                 TimeUnit.SECONDS.toNanos(run.measureS()), TimeUnit.SECONDS.toNanos(30));
             final JsonNode lateness = stats(port).get("emission_lateness_us");
             System.out.println(String.format(Locale.ROOT, "   completed %,d, errors %d, open %d, tokens/s %,.0f " +
-                "(client), server lateness over the run %s", result.completed(), result.errors(), result.openAtEnd(),
-                result.tokensPerSecond(), lateness));
+                "(client), events/s %,.0f, server lateness over the run %s", result.completed(), result.errors(),
+                result.openAtEnd(), result.tokensPerSecond(), result.eventsPerSecond(), lateness));
             return new Row(run.contention(), name, run.streams(), result, lateness.get("p99").asLong());
         }
         finally
         {
-            server.destroy();
-            if (!server.waitFor(30, TimeUnit.SECONDS))
+            if (null != server)
             {
-                server.destroyForcibly();
+                server.destroy();
+                if (!server.waitFor(30, TimeUnit.SECONDS))
+                {
+                    server.destroyForcibly();
+                }
             }
             CpuCompetitor.stop(competitor);
         }

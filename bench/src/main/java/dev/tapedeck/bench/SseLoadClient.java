@@ -41,7 +41,11 @@ import dev.tapedeck.net.Transport;
  * of a stream is due at {@code p + i * ITL}, where {@code p} is the earliest of {@code arrival(j) - j * ITL} over
  * its tokens 1..i, so a server that keeps the inter-token latency shows 0 whatever phase its steps have, and a token
  * written a step late shows one ITL. The first token is timed apart (TTFT: a server joins it to its step cadence as
- * it likes). One event-loop thread; the window's figures are read on it.
+ * it likes). An event is counted as one token: a server that merges what a slow reader missed into one event
+ * (tapedeck does, as vLLM does) shows fewer events and later ones. The token count adds, when a stream completes in
+ * the window, the tokens its events did not count (it asked for a known number, {@code ignore_eos}): merged tokens
+ * are counted at the end of their stream, not lost. One event-loop thread;
+ * the window's figures are read on it.
  * <p>
  * Not the product's load generator ({@code tapedeck load}); a fixed, minimal driver so that the same client measures
  * tapedeck and the bare-Netty ceiling.
@@ -56,7 +60,9 @@ public final class SseLoadClient
     private final long itlNs;
     private volatile boolean stopping;
     private boolean measuring;
+    private long eventsInWindow;
     private long tokensInWindow;
+    private final int maxTokens;
     private final Histogram latenessNs = new Histogram(1_000L, 60_000_000_000L, 3);
     private final Histogram ttftNs = new Histogram(1_000L, 60_000_000_000L, 3);
     private long completed;
@@ -75,6 +81,7 @@ public final class SseLoadClient
         this.host = host;
         this.port = port;
         this.itlNs = itlNs;
+        this.maxTokens = maxTokens;
         this.body = "{\"model\":\"Qwen/Qwen3-8B\",\"prompt\":\"Hello, scale.\",\"stream\":true,\"max_tokens\":" +
             maxTokens + ",\"ignore_eos\":true}";
     }
@@ -86,15 +93,25 @@ public final class SseLoadClient
      * @param errors failed connections and streams, over the run.
      * @param openAtEnd connections still open after the drain.
      * @param windowNs the measurement window on the client's clock.
-     * @param tokensInWindow token events received in the window.
+     * @param eventsInWindow token events received in the window.
+     * @param tokensInWindow tokens received in the window (events, plus the tokens merged into them, counted when
+     *     their stream completed).
      * @param latenessNs lateness of the tokens received in the window (each stream's second and later).
      * @param ttftNs request sent to first token, for first tokens received in the window.
      */
-    public record Result(long completed, long errors, long openAtEnd, long windowNs, long tokensInWindow,
-        Histogram latenessNs, Histogram ttftNs)
+    public record Result(long completed, long errors, long openAtEnd, long windowNs, long eventsInWindow,
+        long tokensInWindow, Histogram latenessNs, Histogram ttftNs)
     {
         /**
          * @return token events per second received in the window.
+         */
+        public double eventsPerSecond()
+        {
+            return eventsInWindow * 1e9 / windowNs;
+        }
+
+        /**
+         * @return tokens per second received in the window, merged ones included.
          */
         public double tokensPerSecond()
         {
@@ -171,8 +188,8 @@ public final class SseLoadClient
             {
                 Thread.sleep(20);
             }
-            return group.submit(() -> new Result(completed, errors, open, windowNs, tokensInWindow, latenessNs.copy(),
-                ttftNs.copy())).get();
+            return group.submit(() -> new Result(completed, errors, open, windowNs, eventsInWindow, tokensInWindow,
+                latenessNs.copy(), ttftNs.copy())).get();
         }
         catch (final java.util.concurrent.ExecutionException ex)
         {
@@ -235,6 +252,10 @@ public final class SseLoadClient
                     if (ok && sawDone)
                     {
                         completed++;
+                        if (measuring)
+                        {
+                            tokensInWindow += Math.max(0, maxTokens - tokenIndex); // merged into fewer events
+                        }
                     }
                     else
                     {
@@ -294,6 +315,7 @@ public final class SseLoadClient
             }
             if (measuring)
             {
+                eventsInWindow++;
                 tokensInWindow++;
                 if (0 == tokenIndex)
                 {

@@ -39,8 +39,10 @@ public final class BlockPool
     private long changes;
     private KvEventSink events;
     private KvResidency residency;
-    /** The watched hit ({@link #watch}): how often each block is in it, the blocks, and what has happened since. */
-    /** Occurrences of each block in the watched hit: a lookup finds a block once (twice only on a hash collision). */
+    /**
+     * The watched hit ({@link #watch}): how often each block is in it (a lookup finds a block once, twice only on a
+     * hash collision), the blocks, and what has happened since.
+     */
     private final short[] watchCounts;
     private int[] watched = new int[64];
     private int watchedCount;
@@ -344,6 +346,7 @@ public final class BlockPool
             watched[i] = block;
             if (Short.MAX_VALUE == watchCounts[block])
             {
+                watchedCount = i; // so that unwatch() takes back the counts added so far
                 unwatch();
                 throw new IllegalArgumentException("block " + block + " found " + Short.MAX_VALUE +
                     " times in one hit");

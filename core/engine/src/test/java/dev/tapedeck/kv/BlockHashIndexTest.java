@@ -18,7 +18,7 @@ class BlockHashIndexTest
     @Test
     void shouldAgreeWithAHashMapThroughRandomPutsAndRemoves()
     {
-        for (final int blocks : new int[] {1, 7, 64, 1000})
+        for (final int blocks : new int[] {1, 2, 3, 6, 7, 12, 64, 1000}) // 3, 6, 12: tables three quarters full
         {
             final long[] hashes = new long[blocks];
             final BlockHashIndex index = new BlockHashIndex(hashes);

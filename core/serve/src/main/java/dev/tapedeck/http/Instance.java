@@ -344,7 +344,7 @@ final class Instance
      */
     String statsJson(final boolean reset)
     {
-        final org.HdrHistogram.Histogram lateness = new org.HdrHistogram.Histogram(60_000_000_000L, 3);
+        final org.HdrHistogram.Histogram lateness = HttpFront.newLatenessHistogram();
         long tokens = 0;
         long batches = 0;
         long steps = 0;
