@@ -173,8 +173,9 @@ public final class ScaleBench
                 TimeUnit.SECONDS.toNanos(run.measureS()), TimeUnit.SECONDS.toNanos(30));
             final JsonNode lateness = stats(port).get("emission_lateness_us");
             System.out.println(String.format(Locale.ROOT, "   completed %,d, errors %d, open %d, tokens/s %,.0f " +
-                "(client), events/s %,.0f, server lateness over the run %s", result.completed(), result.errors(),
-                result.openAtEnd(), result.tokensPerSecond(), result.eventsPerSecond(), lateness));
+                "(client), events/s %,.0f, server lateness over the run %s%s", result.completed(), result.errors(),
+                result.openAtEnd(), result.tokensPerSecond(), result.eventsPerSecond(), lateness,
+                result.errorKinds().isEmpty() ? "" : ", errors " + result.errorKinds()));
             return new Row(run.contention(), name, run.streams(), result, lateness.get("p99").asLong());
         }
         finally

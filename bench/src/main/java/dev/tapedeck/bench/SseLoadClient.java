@@ -67,6 +67,8 @@ public final class SseLoadClient
     private final Histogram ttftNs = new Histogram(1_000L, 60_000_000_000L, 3);
     private long completed;
     private long errors;
+    /** Errors by kind (connect failed, status NNN, no [DONE], closed mid-stream, and the exception that closed it). */
+    private final java.util.Map<String, Long> errorKinds = new java.util.TreeMap<>();
     private long open;
     private CountDownLatch drained;
 
@@ -92,6 +94,7 @@ public final class SseLoadClient
      * @param completed streams that ended with [DONE], over the run.
      * @param errors failed connections and streams, over the run.
      * @param openAtEnd connections still open after the drain.
+     * @param errorKinds errors by kind.
      * @param windowNs the measurement window on the client's clock.
      * @param eventsInWindow token events received in the window.
      * @param tokensInWindow tokens received in the window (events, plus the tokens merged into them, counted when
@@ -99,7 +102,8 @@ public final class SseLoadClient
      * @param latenessNs lateness of the tokens received in the window (each stream's second and later).
      * @param ttftNs request sent to first token, for first tokens received in the window.
      */
-    public record Result(long completed, long errors, long openAtEnd, long windowNs, long eventsInWindow,
+    public record Result(long completed, long errors, long openAtEnd, java.util.Map<String, Long> errorKinds,
+        long windowNs, long eventsInWindow,
         long tokensInWindow, Histogram latenessNs, Histogram ttftNs)
     {
         /**
@@ -163,7 +167,7 @@ public final class SseLoadClient
                     {
                         if (!f.isSuccess())
                         {
-                            group.execute(() -> errors++);
+                            group.execute(() -> error("connect failed: " + f.cause().getClass().getSimpleName()));
                         }
                         connected.countDown();
                     });
@@ -188,7 +192,8 @@ public final class SseLoadClient
             {
                 Thread.sleep(20);
             }
-            return group.submit(() -> new Result(completed, errors, open, windowNs, eventsInWindow, tokensInWindow,
+            return group.submit(() -> new Result(completed, errors, open, new java.util.TreeMap<>(errorKinds), windowNs,
+                eventsInWindow, tokensInWindow,
                 latenessNs.copy(), ttftNs.copy())).get();
         }
         catch (final java.util.concurrent.ExecutionException ex)
@@ -201,9 +206,17 @@ public final class SseLoadClient
         }
     }
 
+    private void error(final String kind)
+    {
+        errors++;
+        errorKinds.merge(kind, 1L, Long::sum);
+    }
+
     private final class StreamHandler extends SimpleChannelInboundHandler<HttpObject>
     {
         private boolean inFlight;
+        private int status;
+        private String closedBy;
         private long sentNs;
         private int tokenIndex;
         private long bestPhaseNs;
@@ -241,7 +254,8 @@ public final class SseLoadClient
         {
             if (msg instanceof HttpResponse)
             {
-                ok = 200 == ((HttpResponse)msg).status().code();
+                status = ((HttpResponse)msg).status().code();
+                ok = 200 == status;
             }
             if (msg instanceof HttpContent)
             {
@@ -259,7 +273,7 @@ public final class SseLoadClient
                     }
                     else
                     {
-                        errors++;
+                        error(ok ? "no [DONE]" : "status " + status);
                     }
                     if (stopping)
                     {
@@ -335,13 +349,14 @@ public final class SseLoadClient
             open--;
             if (inFlight)
             {
-                errors++;
+                error("closed mid-stream" + (null == closedBy ? "" : " (" + closedBy + ")"));
             }
         }
 
         @Override
         public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause)
         {
+            closedBy = cause.getClass().getSimpleName();
             ctx.close();
         }
     }
