@@ -1,11 +1,6 @@
 package dev.tapedeck.cli;
 
-import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
@@ -13,7 +8,6 @@ import io.netty.util.ResourceLeakDetector;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The CLI's Netty defaults, in child JVMs (the level is read once per JVM): the leak detector is off unless the user
@@ -47,16 +41,7 @@ class NettyDefaultsTest
 
     private static String child(final List<String> jvmFlags) throws Exception
     {
-        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin",
-            "java").toString()));
-        command.addAll(jvmFlags);
-        command.addAll(List.of("--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp",
-            System.getProperty("java.class.path") + File.pathSeparator, NettyDefaultsTest.class.getName()));
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "child JVM did not finish");
-        final String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        assertEquals(0, process.exitValue(), out);
-        final String[] lines = out.split("\n");
+        final String[] lines = ChildMain.output(NettyDefaultsTest.class, jvmFlags).split("\n");
         return lines[lines.length - 1].trim();
     }
 }

@@ -1,18 +1,13 @@
 package dev.tapedeck.cli;
 
-import java.io.File;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
 
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The start-up heap release: the JVM's default free ratios give way to 20/60 so that the collection can shrink the
@@ -53,15 +48,6 @@ class StartupHeapTest
 
     private static String child(final List<String> jvmFlags) throws Exception
     {
-        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        final List<String> command = new java.util.ArrayList<>(List.of(java));
-        command.addAll(jvmFlags);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path") + File.pathSeparator,
-            StartupHeapTest.class.getName()));
-        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "child JVM did not finish");
-        final String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        assertEquals(0, process.exitValue(), out);
-        return out;
+        return ChildMain.output(StartupHeapTest.class, jvmFlags);
     }
 }
