@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The load generator at scale against `tapedeck serve` on this machine (loopback), and its non-streaming request
-# rate next to wrk's against the same server. Prints one line per measurement and leaves the JSON reports in
-# bench/target/load-scale/.
+# The load generator at scale against `tapedeck serve` on this machine (loopback), its open loop next to a bare
+# Netty client's, and its non-streaming request rate next to wrk's against the same server. Prints one line per
+# measurement and leaves the JSON reports in bench/target/load-scale/.
 # Usage: bench/scripts/load-scale.sh [streams=10000] [rate=5000] [seconds=30]
 #   COMPARE_JAR=other/tapedeck.jar bench/scripts/load-scale.sh ...: an A/B on one server: every load measurement runs
 #   with COMPARE_JAR's client first, then with this build's, back to back (the server is always this build's).
@@ -88,6 +88,12 @@ for i in "${!load_jars[@]}"; do
     wait "$load_pid"
     summary "$out/rate-$i.json" "$(tag "open loop $rate req/s" "${load_jars[$i]}")"
 done
+# 2b. the ceiling for the open loop: the same rate, the same streams, sent by the least a Netty client does
+#     (dev.tapedeck.bench.BareRateClient: no plan, no records, no histograms) against the same server
+bench_jar=bench/target/benchmarks.jar
+[ -f "$bench_jar" ] || ./mvnw -q -B -DskipTests -pl bench -am package
+java -Xms1g -Xmx3g -cp "$bench_jar" dev.tapedeck.bench.BareRateClient --url "$url" --rate "$rate" \
+    --duration "$seconds" --warmup 5 --output-tokens 4 || true
 # 3. non-streaming request rate, load vs wrk, 64 connections each, against a server answering at once
 kill $serve_pid 2>/dev/null || true; wait $serve_pid 2>/dev/null || true
 curl -s -o /dev/null "http://127.0.0.1:$port/health" && { echo "the first server is still up" >&2; exit 1; }

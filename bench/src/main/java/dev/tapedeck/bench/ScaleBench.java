@@ -256,7 +256,10 @@ public final class ScaleBench
             System.getProperty("java.version");
     }
 
-    private static String arg(final String[] args, final String name, final String fallback)
+    /**
+     * @return the value following {@code name} in {@code args}, or {@code fallback} when it is not given.
+     */
+    static String arg(final String[] args, final String name, final String fallback)
     {
         for (int i = 0; i + 1 < args.length; i++)
         {

@@ -210,18 +210,19 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         final int length = to - start;
         final byte[] event = lane.scratch(length);
         buf.getBytes(start, event, 0, length);
-        if (ResponseScanner.isError(event, 0, length))
+        final boolean usageSeenBefore = exchange.usageCompletionTokens >= 0;
+        final long completionBefore = usageSeenBefore ? exchange.usageCompletionTokens : 0;
+        final int found = ResponseScanner.scan(event, 0, length, exchange);
+        if (0 != (found & ResponseScanner.ERROR))
         {
             fail("stream_error");
             return;
         }
-        if (ResponseScanner.isAbort(event, 0, length))
+        if (0 != (found & ResponseScanner.ABORT))
         {
             exchange.aborted = true;
         }
-        final boolean usageSeenBefore = exchange.usageCompletionTokens >= 0;
-        final long completionBefore = usageSeenBefore ? exchange.usageCompletionTokens : 0;
-        if (ResponseScanner.readUsage(event, 0, length, exchange))
+        if (0 != (found & ResponseScanner.USAGE))
         {
             // continuous usage stats give the cumulative count with every chunk: the difference is this chunk's
             // tokens (none for the role chunk and the final usage chunk), no need to look for text; a first usage
@@ -232,7 +233,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
                 exchange.onTokenChunk(nowNs, tokens);
             }
         }
-        else if (ResponseScanner.carriesText(event, 0, length))
+        else if (0 != (found & ResponseScanner.TEXT))
         {
             exchange.onTokenChunk(nowNs, 1);
         }
@@ -274,18 +275,20 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
             final int length = pending.readableBytes();
             final byte[] body = lane.scratch(length);
             pending.getBytes(pending.readerIndex(), body, 0, length);
-            if (length < 2 || '{' != body[0] || ResponseScanner.isError(body, 0, length))
+            // a prefill hop's usage is not the request's: the decode hop's answer gives it
+            final int found = length < 2 || '{' != body[0] ? ResponseScanner.ERROR :
+                ResponseScanner.scan(body, 0, length, ended.prefilling ? null : ended);
+            if (0 != (found & ResponseScanner.ERROR))
             {
                 fail("malformed_json");
                 return;
             }
             if (ended.prefilling)
             {
-                onPrefilled(ended, body, length);
+                onPrefilled(ended, body, length, 0 != (found & ResponseScanner.ABORT));
                 return;
             }
-            ResponseScanner.readUsage(body, 0, length, ended);
-            if (ResponseScanner.isAbort(body, 0, length))
+            if (0 != (found & ResponseScanner.ABORT))
             {
                 finish("server_abort", keepAlive);
                 return;
@@ -300,9 +303,9 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     /**
      * The prefill hop answered: on to the decode lane with its {@code kv_transfer_params}, or fail without them.
      */
-    private void onPrefilled(final Exchange ended, final byte[] body, final int length)
+    private void onPrefilled(final Exchange ended, final byte[] body, final int length, final boolean aborted)
     {
-        if (ResponseScanner.isAbort(body, 0, length))
+        if (aborted)
         {
             finish(ended.hopKind("server_abort"), keepAlive);
             return;

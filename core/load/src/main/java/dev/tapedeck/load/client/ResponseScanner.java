@@ -4,25 +4,41 @@ import java.nio.charset.StandardCharsets;
 
 
 /**
- * Reads what a load test needs from OpenAI-style response bytes (copied once into a byte array) without building
- * JSON trees: whether an SSE event
- * carries generated text, and the {@code usage} token counts. Works on vLLM's, SGLang's and tapedeck's chunks
+ * Reads what a load test needs from OpenAI-style response bytes (copied once into a byte array) in one pass, without
+ * building JSON trees: whether an SSE event or a body carries generated text, is an error or an abort, and the
+ * {@code usage} token counts. Works on vLLM's, SGLang's and tapedeck's chunks
  * ({@code "text"} for completions, {@code "content"} / {@code "reasoning_content"} / {@code "reasoning"} for chat).
  * Stateless; thread safe.
  */
 final class ResponseScanner
 {
-    private static final byte[][] TEXT_FIELDS = {
-        ascii("\"text\":\""), ascii("\"content\":\""), ascii("\"reasoning_content\":\""), ascii("\"reasoning\":\""),
-        ascii("\"text\": \""), ascii("\"content\": \""), ascii("\"reasoning_content\": \""), ascii("\"reasoning\": \""),
+    /** Some choice carries non-empty text ({@code text}, {@code content}, {@code reasoning_content}, ...). */
+    static final int TEXT = 1;
+    /** An {@code "error"} key and no {@code "choices"} or {@code "object"}: an error event or body. */
+    static final int ERROR = 2;
+    /** A choice finished with {@code "abort"} (the server gave up on the request). */
+    static final int ABORT = 4;
+    /** A usage object with {@code completion_tokens} was read into the exchange. */
+    static final int USAGE = 8;
+
+    private static final int KEY_TEXT = 1;
+    private static final int KEY_ERROR = 2;
+    private static final int KEY_ENVELOPE = 3;
+    private static final int KEY_FINISH_REASON = 4;
+    private static final int KEY_USAGE = 5;
+    private static final int KEY_PROMPT_TOKENS = 6;
+    private static final int KEY_COMPLETION_TOKENS = 7;
+    private static final byte[][] KEYS = {
+        ascii("text"), ascii("content"), ascii("reasoning_content"), ascii("reasoning"), ascii("error"),
+        ascii("choices"), ascii("object"), ascii("finish_reason"), ascii("usage"), ascii("prompt_tokens"),
+        ascii("completion_tokens"),
     };
-    private static final byte[] USAGE = ascii("\"usage\":");
-    private static final byte[] PROMPT_TOKENS = ascii("\"prompt_tokens\":");
-    private static final byte[] COMPLETION_TOKENS = ascii("\"completion_tokens\":");
-    private static final byte[] ERROR = ascii("\"error\":");
-    private static final byte[] CHOICES = ascii("\"choices\":");
-    private static final byte[] OBJECT = ascii("\"object\":");
-    private static final byte[] ABORT = ascii("\"finish_reason\":\"abort\"");
+    private static final int[] KEY_KINDS = {
+        KEY_TEXT, KEY_TEXT, KEY_TEXT, KEY_TEXT, KEY_ERROR,
+        KEY_ENVELOPE, KEY_ENVELOPE, KEY_FINISH_REASON, KEY_USAGE, KEY_PROMPT_TOKENS,
+        KEY_COMPLETION_TOKENS,
+    };
+    private static final byte[] ABORT_VALUE = ascii("\"abort\"");
     private static final byte[] KV_TRANSFER_PARAMS = ascii("kv_transfer_params");
 
     private ResponseScanner()
@@ -30,89 +46,110 @@ final class ResponseScanner
     }
 
     /**
-     * @param buf the event's JSON.
+     * Read an event's or a body's JSON once, key by key (at any depth; keys are strings followed by a colon, so
+     * text inside values never counts), for what a load test needs of it.
+     *
+     * @param buf the JSON.
      * @param from first byte.
      * @param to one past the last byte.
-     * @return true when some choice carries non-empty text.
+     * @param usageInto where {@code usage.prompt_tokens} and {@code usage.completion_tokens} go when present and not
+     *     null; null to leave usage unread.
+     * @return the bits {@link #TEXT}, {@link #ERROR}, {@link #ABORT} and {@link #USAGE} that hold.
      */
-    static boolean carriesText(final byte[] buf, final int from, final int to)
+    static int scan(final byte[] buf, final int from, final int to, final Exchange usageInto)
     {
-        for (final byte[] field : TEXT_FIELDS)
+        int found = 0;
+        boolean error = false;
+        boolean envelope = false;
+        boolean inUsage = false;
+        int i = from;
+        while (i < to)
         {
-            int at = indexOf(buf, from, to, field);
-            while (at >= 0)
+            if ('"' != buf[i])
             {
-                final int value = at + field.length;
-                if (value < to && '"' != buf[value])
+                i++;
+                continue;
+            }
+            final int close = stringEnd(buf, i, to);
+            if (close < 0)
+            {
+                break;
+            }
+            final int colon = skipSpace(buf, close + 1, to);
+            if (colon >= to || ':' != buf[colon])
+            {
+                i = close + 1; // a string value or an array element
+                continue;
+            }
+            final int value = skipSpace(buf, colon + 1, to);
+            switch (keyKind(buf, i + 1, close))
+            {
+                case KEY_TEXT -> found |= value + 1 < to && '"' == buf[value] && '"' != buf[value + 1] ? TEXT : 0;
+                case KEY_ERROR -> error = true;
+                case KEY_ENVELOPE -> envelope = true;
+                case KEY_FINISH_REASON -> found |= startsWith(buf, value, to, ABORT_VALUE) ? ABORT : 0;
+                case KEY_USAGE -> inUsage = true;
+                case KEY_PROMPT_TOKENS ->
                 {
-                    return true;
+                    final long tokens = inUsage && null != usageInto ? number(buf, value, to) : -1;
+                    if (tokens >= 0)
+                    {
+                        usageInto.usagePromptTokens = tokens;
+                    }
                 }
-                at = indexOf(buf, value, to, field);
+                case KEY_COMPLETION_TOKENS ->
+                {
+                    final long tokens = inUsage && null != usageInto ? number(buf, value, to) : -1;
+                    if (tokens >= 0)
+                    {
+                        usageInto.usageCompletionTokens = tokens;
+                        found |= USAGE;
+                    }
+                }
+                default ->
+                {
+                }
+            }
+            i = value; // the value is read on: a string value is skipped whole as a string that is not a key
+        }
+        return error && !envelope ? found | ERROR : found;
+    }
+
+    private static int keyKind(final byte[] buf, final int from, final int to)
+    {
+        final int length = to - from;
+        for (int k = 0; k < KEYS.length; k++)
+        {
+            if (KEYS[k].length == length && startsWith(buf, from, to, KEYS[k]))
+            {
+                return KEY_KINDS[k];
             }
         }
-        return false;
+        return 0;
     }
 
-    /**
-     * @return true when the JSON has a top-level-looking {@code "error":} and no {@code "choices"} or
-     *     {@code "object"} (an error event or body).
-     */
-    static boolean isError(final byte[] buf, final int from, final int to)
+    private static boolean startsWith(final byte[] buf, final int from, final int to, final byte[] prefix)
     {
-        return indexOf(buf, from, to, ERROR) >= 0 && indexOf(buf, from, to, CHOICES) < 0 &&
-            indexOf(buf, from, to, OBJECT) < 0;
-    }
-
-    /**
-     * @return true when a choice finished with {@code "abort"} (the server gave up on the request).
-     */
-    static boolean isAbort(final byte[] buf, final int from, final int to)
-    {
-        return indexOf(buf, from, to, ABORT) >= 0;
-    }
-
-    /**
-     * Read {@code usage.prompt_tokens} and {@code usage.completion_tokens} into the exchange when present and not
-     * null.
-     *
-     * @return true when the JSON carried a usage object with {@code completion_tokens}.
-     */
-    static boolean readUsage(final byte[] buf, final int from, final int to, final Exchange exchange)
-    {
-        final int usage = indexOf(buf, from, to, USAGE);
-        if (usage < 0)
+        if (to - from < prefix.length)
         {
             return false;
         }
-        final long prompt = numberAfter(buf, usage, to, PROMPT_TOKENS);
-        final long completion = numberAfter(buf, usage, to, COMPLETION_TOKENS);
-        if (prompt >= 0)
+        for (int j = 0; j < prefix.length; j++)
         {
-            exchange.usagePromptTokens = prompt;
+            if (prefix[j] != buf[from + j])
+            {
+                return false;
+            }
         }
-        if (completion >= 0)
-        {
-            exchange.usageCompletionTokens = completion;
-        }
-        return completion >= 0;
+        return true;
     }
 
-    private static long numberAfter(final byte[] buf, final int from, final int to, final byte[] field)
+    private static long number(final byte[] buf, final int from, final int to)
     {
-        final int at = indexOf(buf, from, to, field);
-        if (at < 0)
-        {
-            return -1;
-        }
-        int i = at + field.length;
-        while (i < to && ' ' == buf[i])
-        {
-            i++;
-        }
         long value = -1;
-        while (i < to)
+        for (int i = from; i < to; i++)
         {
-            final byte b = buf[i++];
+            final byte b = buf[i];
             if (b < '0' || b > '9')
             {
                 break;
@@ -145,7 +182,7 @@ final class ResponseScanner
                     return -1;
                 }
                 if (1 == depth && close - i - 1 == KV_TRANSFER_PARAMS.length &&
-                    indexOf(buf, i + 1, close, KV_TRANSFER_PARAMS) == i + 1)
+                    startsWith(buf, i + 1, close, KV_TRANSFER_PARAMS))
                 {
                     int j = skipSpace(buf, close + 1, to);
                     if (j < to && ':' == buf[j])
@@ -225,28 +262,6 @@ final class ResponseScanner
             i++;
         }
         return i;
-    }
-
-    static int indexOf(final byte[] buf, final int from, final int to, final byte[] needle)
-    {
-        final byte first = needle[0];
-        final int last = to - needle.length;
-        for (int i = from; i <= last; i++)
-        {
-            if (first == buf[i])
-            {
-                boolean match = true;
-                for (int j = 1; j < needle.length && match; j++)
-                {
-                    match = needle[j] == buf[i + j];
-                }
-                if (match)
-                {
-                    return i;
-                }
-            }
-        }
-        return -1;
     }
 
     private static byte[] ascii(final String text)
