@@ -50,6 +50,20 @@ public record GpuSpec(String name, double bf16FlopsPerS, double memoryBytesPerS,
     }
 
     /**
+     * @return the per-direction bandwidth of the GPU's link to host memory, bytes/s, for KV copied to and from a CPU
+     *     tier: 50 GB/s for PCIe 5.0 x16 parts (what vLLM's offloading work measured for one direction on an H100),
+     *     half that for PCIe 4.0 parts (A100, L40S, L4, A10G, RTX-4090).
+     */
+    public double hostLinkBytesPerS()
+    {
+        return switch (name)
+        {
+            case "A100", "A100-40GB", "L40S", "L4", "A10G", "RTX-4090" -> 25e9;
+            default -> 50e9;
+        };
+    }
+
+    /**
      * @param gpu a GPU name, case-insensitive; spaces, underscores and dashes are the same.
      * @return its figures.
      * @throws IllegalArgumentException naming the known GPUs when the name is unknown.

@@ -68,6 +68,60 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
     }
 
     /**
+     * {@code users} concurrent users, as kv-cache-tester runs them: user {@code u} replays session {@code u mod S} of
+     * this workload's {@code S} sessions (in order of their first request), starting {@code u * rampMs / users}
+     * after the first, with hash ids of its own ({@code id + (u + 1) * 2^48}: users share no prefix blocks).
+     *
+     * @param users how many users, at least 1.
+     * @param rampMs over how long their starts are spread.
+     * @return the users' requests in arrival order.
+     * @throws IllegalArgumentException when the workload has no sessions or {@code users} is below 1.
+     */
+    public Workload withUsers(final int users, final double rampMs)
+    {
+        if (users < 1)
+        {
+            throw new IllegalArgumentException("users must be >= 1, got " + users);
+        }
+        final java.util.Map<String, List<WorkloadRequest>> sessions = new java.util.LinkedHashMap<>();
+        for (final WorkloadRequest r : requests)
+        {
+            if (null != r.session())
+            {
+                sessions.computeIfAbsent(r.session(), k -> new ArrayList<>()).add(r);
+            }
+        }
+        if (sessions.isEmpty())
+        {
+            throw new IllegalArgumentException("users replay sessions; this workload (" + source + ") has none");
+        }
+        final List<List<WorkloadRequest>> ordered = new ArrayList<>(sessions.values());
+        final List<WorkloadRequest> replayed = new ArrayList<>();
+        for (int u = 0; u < users; u++)
+        {
+            final List<WorkloadRequest> session = ordered.get(u % ordered.size());
+            final double shiftMs = u * rampMs / users - session.get(0).arrivalMs();
+            final long namespace = (long)(u + 1) << 48;
+            for (final WorkloadRequest r : session)
+            {
+                long[] ids = null;
+                if (null != r.hashIds())
+                {
+                    ids = new long[r.hashIds().length];
+                    for (int i = 0; i < ids.length; i++)
+                    {
+                        ids[i] = r.hashIds()[i] + namespace;
+                    }
+                }
+                replayed.add(new WorkloadRequest(r.arrivalMs() + shiftMs, r.promptTokens(), r.outputTokens(), ids,
+                    r.session() + "#user" + u, r.turn(), r.thinkMs()));
+            }
+        }
+        replayed.sort(java.util.Comparator.comparingDouble(WorkloadRequest::arrivalMs));
+        return new Workload(source, hashBlockSize, replayed, notes);
+    }
+
+    /**
      * The same requests as independent ones ({@code --sessions off}): no session, turn 0, no think time.
      *
      * @return a workload without sessions; this one when it has none.

@@ -70,6 +70,9 @@ public final class EngineOptions
         description = "Share of --gpu-memory-gb vLLM may use (default: ${DEFAULT-VALUE}).")
     double gpuMemoryUtilization;
 
+    @CommandLine.Mixin
+    KvOffloadOptions offload = new KvOffloadOptions();
+
     @CommandLine.Option(names = "--kv-bytes-per-token", paramLabel = "BYTES",
         description = "KV bytes of one token over all layers, for --gpu-memory-gb and the KV a P/D transfer moves " +
             "(default: the model's 2 x layers x kv_heads x head_dim x 2).")
@@ -318,6 +321,7 @@ public final class EngineOptions
     {
         latency.checkConfigHash();
         return new EngineConfig()
+            .kvOffload(offloadSettings())
             .maxNumSeqs(maxNumSeqs)
             .maxNumBatchedTokens(stepBudget())
             .enableChunkedPrefill(enableChunkedPrefill)
@@ -343,5 +347,21 @@ public final class EngineOptions
             .speculativeDecoding(latency.speculativeDecoding())
             .tokenReplay(latency.tokenReplay())
             .stepReplay(latency.stepReplay());
+    }
+
+    /**
+     * @return the host KV tier the offloading flags describe, sized in the model's KV bytes on its GPUs, or null.
+     */
+    private dev.tapedeck.engine.KvOffloadSettings offloadSettings()
+    {
+        final RooflineProfile physics = latency.physicsInUse(capacityModel);
+        final LatencyOptions.LinearDeployment measured = latency.linearDeploymentInUse(capacityModel);
+        final ModelArchitecture model = null != physics ? physics.model() : ModelArchitecture.lookup(capacityModel);
+        final int tensorParallel = null != physics ? physics.tensorParallel() : null != measured ?
+            measured.tensorParallel() : null != latency.tensorParallelSize ? latency.tensorParallelSize : 1;
+        final dev.tapedeck.latency.GpuSpec gpu = null != physics ? physics.gpu() : null != measured ?
+            dev.tapedeck.latency.GpuSpec.lookup(measured.gpu()) : null != latency.gpu ?
+            dev.tapedeck.latency.GpuSpec.lookup(latency.gpu) : null;
+        return offload.settings(model, tensorParallel, kvBytesPerToken, gpu);
     }
 }

@@ -19,8 +19,10 @@ final class KvTransferOptions
 {
     @CommandLine.Option(names = "--kv-transfer-config", paramLabel = "JSON",
         description = "vLLM's KV transfer config, e.g. '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'" +
-            ": turns on P/D disaggregation (engine_id, kv_load_failure_policy and " +
-            "kv_connector_extra_config.enforce_handshake_compat are honoured).")
+            ": NixlConnector turns on P/D disaggregation (engine_id, kv_load_failure_policy and " +
+            "kv_connector_extra_config.enforce_handshake_compat are honoured); OffloadingConnector " +
+            "(cpu_bytes_to_use or num_cpu_blocks, block_size) and LMCacheConnectorV1 " +
+            "(lmcache.max_local_cpu_size) add a CPU KV tier (docs/offload.md).")
     String config;
 
     @CommandLine.Option(names = "--kv-data-plane", paramLabel = "auto|noop|tcp|ucx|nixl", defaultValue = "noop",
@@ -79,19 +81,10 @@ final class KvTransferOptions
      */
     KvTransferSettings settings(final String model, final Long bytesPerToken)
     {
-        if (null == config)
+        final Map<?, ?> json = json();
+        if (null == json || KvOffloadOptions.isOffloading(json))
         {
             return null;
-        }
-        final Map<?, ?> json;
-        try
-        {
-            json = new ObjectMapper().readValue(config, Map.class);
-        }
-        catch (final JsonProcessingException ex)
-        {
-            throw new IllegalArgumentException("--kv-transfer-config is not a JSON object: " +
-                ex.getOriginalMessage());
         }
         final KvTransferSettings.ModelShape shape = shape(modelShape, model);
         final boolean llmd = null != llmdLatencyMs || null != llmdMsPerToken;
@@ -111,6 +104,39 @@ final class KvTransferOptions
             llmd ? 0 : bandwidthGbps * 1e9,
             llmd && null != llmdMsPerToken ? (long)(llmdMsPerToken * 1e6) : 0);
         return KvTransferSettings.fromConfig(json, defaults);
+    }
+
+    /**
+     * Hand an offloading connector's {@code --kv-transfer-config} (OffloadingConnector, LMCacheConnectorV1) to the
+     * engine's host KV tier; any other connector stays here.
+     *
+     * @param offload the engine's offloading flags.
+     * @throws IllegalArgumentException when the config is not a JSON object.
+     */
+    void offloadInto(final KvOffloadOptions offload)
+    {
+        final Map<?, ?> json = json();
+        if (null != json && KvOffloadOptions.isOffloading(json))
+        {
+            offload.transferConfig(json);
+        }
+    }
+
+    private Map<?, ?> json()
+    {
+        if (null == config)
+        {
+            return null;
+        }
+        try
+        {
+            return new ObjectMapper().readValue(config, Map.class);
+        }
+        catch (final JsonProcessingException ex)
+        {
+            throw new IllegalArgumentException("--kv-transfer-config is not a JSON object: " +
+                ex.getOriginalMessage());
+        }
     }
 
     private static KvTransferSettings.ModelShape shape(final String text, final String model)

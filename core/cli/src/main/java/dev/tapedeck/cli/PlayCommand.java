@@ -89,6 +89,7 @@ public final class PlayCommand implements Callable<Integer>
     {
         final VllmLine line = VllmLine.of(vllmLine);
         engine.capacityModel(model).realFrontend();
+        kvTransfer.offloadInto(engine.offload);
         return new PlayContext()
             .handshakeAddress(handshakeAddress)
             .engineCount(engineCount)

@@ -210,6 +210,7 @@ public final class ServeCommand implements Callable<Integer>
         final List<String> names = null == servedModelNames || servedModelNames.isEmpty() ? List.of(modelName) :
             servedModelNames;
         engine.capacityModel(modelName);
+        kvTransfer.offloadInto(engine.offload);
         fromModelDirectory(modelName);
         return new ServeContext()
             .host(host)

@@ -70,9 +70,23 @@ public final class SimulateCommand implements Callable<Integer>
     String slo;
 
     @CommandLine.Option(names = "--sweep", paramLabel = "NAME=V1,V2,...",
-        description = "One run per value of an engine setting: max-num-seqs, max-num-batched-tokens, " +
-            "kv-cache-size or long-prefill-token-threshold (the report draws the Pareto frontier).")
-    String sweep;
+        description = "One run per value of an engine setting (max-num-seqs, max-num-batched-tokens, " +
+            "kv-cache-size, long-prefill-token-threshold) or of users (concurrent users replaying the workload's " +
+            "sessions); the report draws the Pareto frontier. Give it again as offload=on,off,noprefix to run " +
+            "every level against each server mode: a CPU KV tier (--kv-offloading-size), none, no prefix caching " +
+            "(a frontier and the cliff per mode).")
+    java.util.List<String> sweep;
+
+    @CommandLine.Option(names = "--users", defaultValue = "0", paramLabel = "N",
+        description = "N concurrent users replaying the workload's sessions (user u replays session u mod S with " +
+            "blocks of its own), as kv-cache-tester runs its traces; 0 runs the workload as it is (default: " +
+            "${DEFAULT-VALUE}).")
+    int users;
+
+    @CommandLine.Option(names = "--users-ramp", defaultValue = "60s", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "Over how long the users' first requests are spread (default: ${DEFAULT-VALUE}).")
+    long usersRampNs;
 
     @CommandLine.Option(names = "--model", paramLabel = "NAME",
         description = "Model name, for the report and the KV cache under --gpu-memory-gb (default: Qwen/Qwen3-8B).")
@@ -93,6 +107,9 @@ public final class SimulateCommand implements Callable<Integer>
 
     @CommandLine.Mixin
     EngineOptions engine = new EngineOptions();
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() throws Exception
@@ -119,17 +136,22 @@ public final class SimulateCommand implements Callable<Integer>
             .model(modelName)
             .traceOut(traceOut)
             .report(report)
-            .html(html);
-        if (null != sweep)
+            .html(html)
+            .users(users)
+            .usersRampMs(usersRampNs / 1e6)
+            .sizeContextToWorkload(!spec.commandLine().getParseResult().hasMatchedOption("--max-model-len"));
+        for (final String axis : null == sweep ? java.util.List.<String>of() : sweep)
         {
-            context.sweep(sweep);
+            context.sweep(axis);
         }
         if (!quiet)
         {
             final dev.tapedeck.engine.EngineConfig config = context.engine();
-            System.out.printf(Locale.ROOT, "engine: %s; KV cache %d blocks of %d tokens; frontend delay %.1f ms%n",
+            System.out.printf(Locale.ROOT, "engine: %s; KV cache %d blocks of %d tokens%s; frontend delay %.1f ms%n",
                 config.latencyModel().describe(), config.kvCacheBlocks(), config.blockSize(),
-                config.frontendDelayNs() / 1e6);
+                null == config.kvOffload() ? "" : String.format(Locale.ROOT, "; CPU tier (%s) %d blocks at %.0f GB/s",
+                    config.kvOffload().connector(), config.kvOffload().capacityBlocks(config.blockSize()),
+                    config.kvOffload().bytesPerSecond() / 1e9), config.frontendDelayNs() / 1e6);
         }
         if (null != engine.prefixCachingHashAlgo)
         {

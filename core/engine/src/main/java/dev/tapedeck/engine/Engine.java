@@ -90,8 +90,9 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         this.speculative = config.speculativeDecoding();
         this.released = new Request[config.maxNumSeqs()];
         this.tokens = new TokenSource(config);
-        this.remoteLoads = null == config.kvConnector() ? null :
-            new RemoteKvLoads(config.kvConnector(), kv, scheduler.waiting(), clock, metrics, this::finish);
+        final KvConnector connector = CpuOffloadConnector.connectorOf(config, metrics, kv);
+        this.remoteLoads = null == connector ? null :
+            new RemoteKvLoads(connector, kv, scheduler.waiting(), clock, metrics, this::finish);
         this.lastStepEndNs = startNs;
     }
 

@@ -55,6 +55,7 @@ public final class EngineConfig
     private RequestObserver requestObserver;
     private KvEventSink kvEventSink;
     private KvConnector kvConnector;
+    private KvOffloadSettings kvOffload;
     private OutputLengthDistribution outputLengths = OutputLengthDistribution.MOONCAKE_CONVERSATION;
     private int[] randomTokenIds = {0};
     private int eosTokenId;
@@ -362,6 +363,25 @@ public final class EngineConfig
     }
 
     /**
+     * @param value a KV tier in host memory behind the GPU's (vLLM's offloading connector), or null for none; each
+     *     engine built from this configuration gets a tier of its own.
+     * @return this.
+     */
+    public EngineConfig kvOffload(final KvOffloadSettings value)
+    {
+        kvOffload = value;
+        return this;
+    }
+
+    /**
+     * @return the host KV tier's settings, or null.
+     */
+    public KvOffloadSettings kvOffload()
+    {
+        return kvOffload;
+    }
+
+    /**
      * @param value where the engine reports KV-cache events (blocks stored, removed, cleared; one batch per step), or
      *     null for none. Called on the engine's thread; one sink per engine.
      * @return this.
@@ -629,6 +649,7 @@ public final class EngineConfig
         copy.requestObserver = requestObserver;
         copy.kvEventSink = kvEventSink;
         copy.kvConnector = kvConnector;
+        copy.kvOffload = kvOffload;
         copy.speculativeDecoding = speculativeDecoding;
         copy.tokenReplay = tokenReplay;
         copy.stepReplay = stepReplay;
@@ -668,6 +689,19 @@ public final class EngineConfig
             " tokens but the KV cache holds " + kvCacheBlocks + " blocks (--kv-cache-size, or what the GPU's memory " +
             "leaves): raise --kv-cache-size or lower --max-model-len (vLLM refuses to start in this case too)");
         check(problems, null != latencyModel, "a latency model is required");
+        check(problems, null == kvOffload || null == kvConnector, "one KV connector per engine: the CPU offloading " +
+            "tier and prefill/decode disaggregation (vLLM's MultiConnector) are not modelled together");
+        if (null != kvOffload && blockSize >= 1)
+        {
+            try
+            {
+                kvOffload.capacityBlocks(blockSize);
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                check(problems, false, ex.getMessage());
+            }
+        }
         if (null == speculativeDecoding && null != stepReplay && stepReplay.numSpecTokens() > 0)
         {
             speculativeDecoding = SpeculativeDecoding.recorded(stepReplay.numSpecTokens());

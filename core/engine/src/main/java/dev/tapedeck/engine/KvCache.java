@@ -33,6 +33,9 @@ final class KvCache
     private final int blockSize;
     private final boolean prefixCaching;
     private final KvEventSink events;
+    /** The host tier blocks are copied to as they are computed, or null. */
+    private CpuOffloadConnector offload;
+    private long stepStartNs;
     /**
      * The blocks the last {@link #findCachedBlocks} found, in order, for the {@link #allocate} that follows it and,
      * while the pool's watch on them holds, for the next lookup of the same request (a waiting request refused for
@@ -66,10 +69,23 @@ final class KvCache
      */
     void stepStarted(final long startNs)
     {
+        stepStartNs = startNs;
+        if (null != offload)
+        {
+            offload.stepStarted(startNs);
+        }
         if (null != residency)
         {
             residency.stepStarted(startNs);
         }
+    }
+
+    /**
+     * @param value the host tier computed prompt blocks are copied to.
+     */
+    void offload(final CpuOffloadConnector value)
+    {
+        offload = value;
     }
 
     BlockPool pool()
@@ -288,6 +304,10 @@ final class KvCache
             if (runStart >= 0)
             {
                 reportStored(request, runStart, full);
+            }
+            if (null != offload && full > request.numRegisteredBlocks)
+            {
+                offload.blocksComputed(request, request.numRegisteredBlocks, full, stepStartNs);
             }
             request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, full);
         }

@@ -36,6 +36,9 @@ final class RemoteKvLoads implements KvConnector.Completions
     private int loadingCount;
     private long nowNs;
     private int events;
+    /** The request the connector was last asked about, and its answer (counted when its load starts). */
+    private Request askedFor;
+    private int askedTokens;
 
     RemoteKvLoads(final KvConnector connector, final KvCache kv, final WaitingQueue waiting,
         final DeadlineTimers clock, final EngineMetrics metrics, final Finisher finisher)
@@ -58,10 +61,20 @@ final class RemoteKvLoads implements KvConnector.Completions
         return loading[0];
     }
 
+    /**
+     * Ask the connector; a lookup is counted once per request: here when nothing is to be loaded, at
+     * {@link #start} otherwise (a request whose blocks do not fit yet is asked again, and its hit is not counted
+     * twice).
+     */
     int remoteTokens(final Request request, final int localHitTokens)
     {
         final int remoteTokens = connector.remoteTokens(request, localHitTokens);
-        metrics.onExternalPrefixLookup(request.numTokens(), remoteTokens);
+        if (0 == remoteTokens)
+        {
+            metrics.onExternalPrefixLookup(request.numTokens(), 0);
+        }
+        askedFor = request;
+        askedTokens = remoteTokens;
         return remoteTokens;
     }
 
@@ -72,6 +85,8 @@ final class RemoteKvLoads implements KvConnector.Completions
             loading = Arrays.copyOf(loading, loadingCount * 2);
         }
         loading[loadingCount++] = request;
+        metrics.onExternalPrefixLookup(request.numTokens(), askedFor == request ? askedTokens : 0);
+        askedFor = null;
         final long doneNs = connector.startLoad(request, fromBlock, toBlock, startNs);
         if (KvConnector.LOAD_ASYNC == doneNs)
         {

@@ -52,6 +52,23 @@ public interface KvEventSink
     void blockRemoved(long blockHash);
 
     /**
+     * Blocks entered the host (CPU) tier of an offloading connector. vLLM reports them as {@code BlockStored} with
+     * {@code medium} {@code "CPU"}, no parent and no token ids.
+     *
+     * @param blockHashes the stored blocks' hashes, in {@code [0, blockCount)}.
+     * @param blockCount number of stored blocks.
+     * @param blockSize tokens per offloaded block.
+     */
+    void offloadedBlocksStored(long[] blockHashes, int blockCount, int blockSize);
+
+    /**
+     * A block of the host (CPU) tier was evicted to make room ({@code BlockRemoved}, {@code medium} {@code "CPU"}).
+     *
+     * @param blockHash the hash it held.
+     */
+    void offloadedBlockRemoved(long blockHash);
+
+    /**
      * Every cached block was forgotten ({@code reset_prefix_cache}).
      */
     void allBlocksCleared();

@@ -17,7 +17,8 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
  * kv_cache_spec_kind}, {@code BlockRemoved} with {@code block_hashes, medium, group_idx}. Block hashes are unsigned
  * 64-bit integers (vLLM's default {@code VLLM_KV_EVENTS_USE_INT_BLOCK_HASHES=1}); the parent is nil for a first
  * block; {@code lora_id} and {@code lora_name} are the request's adapter id and name, nil for the base model; the
- * medium is {@code "GPU"}.
+ * medium is {@code "GPU"}, or {@code "CPU"} for the host tier of an offloading connector (whose stores carry no parent,
+ * no token ids, no LoRA and no extra keys, as vLLM's connector reports them).
  * <p>
  * <b>Not thread safe</b>: owned by the publisher's thread.
  */
@@ -27,6 +28,7 @@ final class KvEventBatchEncoder
     private static final byte[] BLOCK_REMOVED = ascii("BlockRemoved");
     private static final byte[] ALL_BLOCKS_CLEARED = ascii("AllBlocksCleared");
     private static final byte[] GPU = ascii("GPU");
+    private static final byte[] CPU = ascii("CPU");
     private static final byte[] FULL_ATTENTION = ascii("full_attention");
     private static final byte[] TYPE = ascii("type");
     private static final byte[] BLOCK_HASHES = ascii("block_hashes");
@@ -82,7 +84,16 @@ final class KvEventBatchEncoder
             }
             else if (KvEventStager.REMOVED == type)
             {
-                removed(record.getLong(at));
+                removed(record.getLong(at), GPU);
+                at += Long.BYTES;
+            }
+            else if (KvEventStager.OFFLOADED_STORED == type)
+            {
+                at = offloadedStored(record, at);
+            }
+            else if (KvEventStager.OFFLOADED_REMOVED == type)
+            {
+                removed(record.getLong(at), CPU);
                 at += Long.BYTES;
             }
             else if (KvEventStager.CLEARED == type)
@@ -267,7 +278,59 @@ final class KvEventBatchEncoder
         return at;
     }
 
-    private void removed(final long hash)
+    /**
+     * A host-tier store as vLLM's offloading connector reports it: the hashes, no parent, no token ids, no LoRA,
+     * medium {@code "CPU"}.
+     */
+    private int offloadedStored(final DirectBuffer record, final int start)
+    {
+        int at = start;
+        final int blockCount = record.getInt(at);
+        final int blockSize = record.getInt(at + 4);
+        at += 8;
+        if (asMaps)
+        {
+            writer.mapHeader(11).string(TYPE).string(BLOCK_STORED).string(BLOCK_HASHES);
+        }
+        else
+        {
+            writer.arrayHeader(extraKeys ? 10 : 8).string(BLOCK_STORED);
+        }
+        writer.arrayHeader(blockCount);
+        for (int i = 0; i < blockCount; i++)
+        {
+            writer.uint64(record.getLong(at));
+            at += Long.BYTES;
+        }
+        key(PARENT_BLOCK_HASH);
+        writer.nil();
+        key(TOKEN_IDS);
+        writer.arrayHeader(0);
+        key(BLOCK_SIZE);
+        writer.int64(blockSize);
+        key(LORA_ID);
+        writer.nil();
+        key(MEDIUM);
+        writer.string(CPU);
+        key(LORA_NAME);
+        writer.nil();
+        if (extraKeys)
+        {
+            key(EXTRA_KEYS);
+            writer.nil();
+        }
+        if (asMaps)
+        {
+            writer.string(GROUP_IDX).int64(0).string(KV_CACHE_SPEC_KIND).string(FULL_ATTENTION);
+        }
+        else if (extraKeys)
+        {
+            writer.int64(0); // group_idx
+        }
+        return at;
+    }
+
+    private void removed(final long hash, final byte[] medium)
     {
         if (asMaps)
         {
@@ -279,7 +342,7 @@ final class KvEventBatchEncoder
         }
         writer.arrayHeader(1).uint64(hash);
         key(MEDIUM);
-        writer.string(GPU);
+        writer.string(medium);
         if (asMaps)
         {
             writer.string(GROUP_IDX).int64(0);

@@ -27,7 +27,9 @@ import dev.tapedeck.kv.KvEventSink;
  * int cacheSaltLength (-1: none, or not the request's first block), byte hasMedia, byte[loraNameLength] loraName,
  * byte[cacheSaltLength] cacheSalt, long[blockCount] hashes, int[blockCount * blockSize] tokens, and with media per
  * block {@code int keys} and that many {@code int length, byte[length] identifier}};
- * {@code byte REMOVED, long hash}; {@code byte CLEARED}.
+ * {@code byte REMOVED, long hash}; {@code byte CLEARED}; for the host tier
+ * {@code byte OFFLOADED_STORED, int blockCount, int blockSize, long[blockCount] hashes} and
+ * {@code byte OFFLOADED_REMOVED, long hash}.
  * <p>
  * <b>Threading</b>: the {@link KvEventSink} methods are called on the engine's thread only; {@link #ring()} is read
  * by the publisher's thread; {@link #droppedBatches()} from any thread.
@@ -39,6 +41,8 @@ public final class KvEventStager implements KvEventSink
     static final byte STORED = 1;
     static final byte REMOVED = 2;
     static final byte CLEARED = 3;
+    static final byte OFFLOADED_STORED = 4;
+    static final byte OFFLOADED_REMOVED = 5;
     static final int BATCH_MESSAGE = 1;
     static final int HEADER_BYTES = Long.BYTES;
 
@@ -134,6 +138,28 @@ public final class KvEventStager implements KvEventSink
     public void blockRemoved(final long blockHash)
     {
         staging.putByte(length, REMOVED);
+        staging.putLong(length + 1, blockHash);
+        length += 1 + Long.BYTES;
+    }
+
+    @Override
+    public void offloadedBlocksStored(final long[] blockHashes, final int blockCount, final int blockSize)
+    {
+        staging.putByte(length, OFFLOADED_STORED);
+        staging.putInt(length + 1, blockCount);
+        staging.putInt(length + 5, blockSize);
+        length += 9;
+        for (int i = 0; i < blockCount; i++)
+        {
+            staging.putLong(length, blockHashes[i]);
+            length += Long.BYTES;
+        }
+    }
+
+    @Override
+    public void offloadedBlockRemoved(final long blockHash)
+    {
+        staging.putByte(length, OFFLOADED_REMOVED);
         staging.putLong(length + 1, blockHash);
         length += 1 + Long.BYTES;
     }

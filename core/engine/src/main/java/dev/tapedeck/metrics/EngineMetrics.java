@@ -62,6 +62,8 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
     final Histogram kvBlockIdleBeforeEvict = new Histogram(KV_RESIDENCY_BUCKETS);
     final Histogram kvBlockReuseGap = new Histogram(KV_RESIDENCY_BUCKETS);
     boolean kvCacheMetrics;
+    /** The host KV tier's transfers ({@code --kv-offloading-size}, an offloading connector), or null. */
+    private OffloadMetrics offload;
     /** {@code --enable-mfu-metrics}: the step estimate, or null; and the estimated totals per GPU. */
     private MfuEstimate mfu;
     double estimatedFlops;
@@ -387,6 +389,22 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
     }
 
     /**
+     * @return prompt tokens a KV connector supplied (loaded instead of computed), since start.
+     */
+    public long externalPrefixCacheHits()
+    {
+        return externalPrefixCacheHits;
+    }
+
+    /**
+     * @return prompt tokens looked up in a KV connector, since start.
+     */
+    public long externalPrefixCacheQueries()
+    {
+        return externalPrefixCacheQueries;
+    }
+
+    /**
      * @return prompt tokens found in the prefix cache.
      */
     public long prefixCacheHits()
@@ -458,5 +476,23 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
 
         /** @return times preempted. */
         int preemptions();
+    }
+
+    /**
+     * Report a host KV tier's transfers ({@code vllm:kv_offload_*}).
+     *
+     * @param value the tier's metrics.
+     */
+    public void offload(final OffloadMetrics value)
+    {
+        offload = value;
+    }
+
+    /**
+     * @return the host KV tier's metrics, or null without one.
+     */
+    public OffloadMetrics offload()
+    {
+        return offload;
     }
 }

@@ -138,6 +138,10 @@ public final class PrometheusExposition
         {
             nixl(out);
         }
+        if (!engines.isEmpty() && null != engines.get(0).metrics().offload())
+        {
+            offload(out);
+        }
         if (null != loraRequestsInfo)
         {
             loraRequestsInfo.write(out, engines);
@@ -417,6 +421,61 @@ public final class PrometheusExposition
     private void histogram(final StringBuilder out, final String name, final String help, final Hist which)
     {
         histogram(out, name, help, e -> histogramOf(engines.get(e).metrics(), which));
+    }
+
+    /** vLLM's offloading connector: bytes, seconds and transfer sizes by {@code transfer_type}. */
+    private void offload(final StringBuilder out)
+    {
+        final String[] types = OffloadMetrics.TRANSFER_TYPES;
+        final String bytes = "vllm:kv_offload_total_bytes";
+        final String bytesHelp = "Number of bytes offloaded by KV connector";
+        header(out, bytes + "_total", bytesHelp, "counter");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            for (int t = 0; t < types.length; t++)
+            {
+                sample(out, bytes + "_total", e, "transfer_type", types[t], offloadOf(e).bytes[t]);
+            }
+        }
+        created(out, bytes, bytesHelp, "transfer_type", types);
+        final String time = "vllm:kv_offload_total_time";
+        final String timeHelp = "Total time measured by all KV offloading operations";
+        header(out, time + "_total", timeHelp, "counter");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            for (int t = 0; t < types.length; t++)
+            {
+                sample(out, time + "_total", e, "transfer_type", types[t], offloadOf(e).seconds[t]);
+            }
+        }
+        created(out, time, timeHelp, "transfer_type", types);
+        final String size = "vllm:kv_offload_size";
+        header(out, size, "Histogram of KV offload transfer size, in bytes.", "histogram");
+        for (int e = 0; e < engines.size(); e++)
+        {
+            for (int t = 0; t < types.length; t++)
+            {
+                final Histogram h = offloadOf(e).sizes[t];
+                final double[] bounds = h.upperBounds();
+                long cumulative = 0;
+                for (int b = 0; b <= bounds.length; b++)
+                {
+                    cumulative += h.bucketCount(b);
+                    out.append(size).append("_bucket{engine=\"").append(firstEngine + e).append("\",le=\"")
+                        .append(b < bounds.length ? GoFloat.format(bounds[b]) : "+Inf")
+                        .append("\",model_name=\"").append(modelName).append("\",transfer_type=\"").append(types[t])
+                        .append("\"} ").append(GoFloat.format(cumulative)).append('\n');
+                }
+                sample(out, size + "_count", e, "transfer_type", types[t], h.count());
+                sample(out, size + "_sum", e, "transfer_type", types[t], h.sum());
+            }
+        }
+        created(out, size, "Histogram of KV offload transfer size, in bytes.", "transfer_type", types);
+    }
+
+    private OffloadMetrics offloadOf(final int engine)
+    {
+        return engines.get(engine).metrics().offload();
     }
 
     private void nixl(final StringBuilder out)

@@ -193,6 +193,16 @@ class LoraSchedulingTest
             }
 
             @Override
+            public void offloadedBlocksStored(final long[] blockHashes, final int blockCount, final int blockSize)
+            {
+            }
+
+            @Override
+            public void offloadedBlockRemoved(final long blockHash)
+            {
+            }
+
+            @Override
             public void allBlocksCleared()
             {
             }

@@ -66,6 +66,27 @@ class KvEventBatchEncoderTest
     }
 
     @Test
+    void shouldEncodeHostTierEventsWithTheCpuMediumAndNoTokens()
+    {
+        final long[] hashes = {H0, H1};
+        final String arrays = hex(encode(false, stager ->
+        {
+            stager.offloadedBlocksStored(hashes, 2, 32);
+            stager.offloadedBlockRemoved(H1);
+        }));
+        // ["BlockStored", [H0, H1], nil, [], 32, nil, "CPU", nil], ["BlockRemoved", [H1], "CPU"]
+        final String stored = "98" + "ab" + ascii("BlockStored") + "92" + "cf" + String.format("%016x", H0) + "cf" +
+            String.format("%016x", H1) + "c0" + "90" + "20" + "c0" + "a3" + ascii("CPU") + "c0";
+        final String removed = "93" + "ac" + ascii("BlockRemoved") + "91" + "cf" + String.format("%016x", H1) + "a3" +
+            ascii("CPU");
+        assertEquals("93" + "cb41d954fc40200000" + "92" + stored + removed + "00", arrays);
+        final String maps = hex(encode(true, stager -> stager.offloadedBlocksStored(hashes, 1, 16)));
+        assertTrue(maps.contains("a6" + ascii("medium") + "a3" + ascii("CPU") + "a9" + ascii("lora_name") + "c0" +
+            "aa" + ascii("extra_keys") + "c0"), maps);
+        assertTrue(maps.contains("a9" + ascii("token_ids") + "90" + "aa" + ascii("block_size") + "10"), maps);
+    }
+
+    @Test
     void shouldEncodeTheArrayFormOfTheWorkedExample()
     {
         final String expected = "93" + "cb41d954fc40200000" + "91" + "98" + "ab" + ascii("BlockStored") +

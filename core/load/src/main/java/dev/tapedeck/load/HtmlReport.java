@@ -92,6 +92,10 @@ public final class HtmlReport
         {
             out.append("<h2 id=\"pareto\">Throughput vs latency</h2>\n").append(ReportCharts.pareto(report));
         }
+        if (report.has("series"))
+        {
+            out.append("<h2 id=\"cliff\">Server modes: the cliff</h2>\n").append(ReportCharts.cliff(report));
+        }
         out.append("<h2 id=\"timeline\">Timeline</h2>\n");
         if (points.isEmpty())
         {

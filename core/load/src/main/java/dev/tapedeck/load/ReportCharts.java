@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -123,6 +124,59 @@ final class ReportCharts
             fy[i] = frontierPoints.get(i)[1];
         }
         chart.line("Pareto frontier", new SvgChart.Style(SvgChart.PALETTE[1], 0), fx, fy);
+        int index = 2;
+        for (final Map.Entry<String, JsonNode> series : report.path("series").properties())
+        {
+            final Set<String> members = new HashSet<>();
+            series.getValue().path("pareto").forEach(label -> members.add(label.asText()));
+            final List<double[]> own = new ArrayList<>();
+            for (int i = 0; i < all.size(); i++)
+            {
+                if (members.contains(plotted.get(i).path("label").asText()))
+                {
+                    own.add(all.get(i));
+                }
+            }
+            own.sort((a, b) -> Double.compare(a[0], b[0]));
+            chart.line(series.getKey() + " frontier", SvgChart.Style.of(index++),
+                own.stream().mapToDouble(p -> p[0]).toArray(), own.stream().mapToDouble(p -> p[1]).toArray());
+        }
+        return chart.figure();
+    }
+
+    /**
+     * @param report a sweep over server modes ({@link SweepSeries}).
+     * @return p99 TTFT (y) against the level (x), a line per mode, and a rule where each mode's p99 TTFT doubled.
+     */
+    static String cliff(final JsonNode report)
+    {
+        final String sweep = report.path("sweep").asText("level");
+        final SvgChart chart = new SvgChart("p99 TTFT by " + sweep + ", per server mode", sweep, "p99 TTFT (ms)")
+            .xLog(true).yLog(true)
+            .caption("a rule marks the level at which a mode's p99 TTFT is twice its lowest level's; the later, " +
+                "the longer its KV tiers hold every session's prefix");
+        int index = 0;
+        for (final Map.Entry<String, JsonNode> series : report.path("series").properties())
+        {
+            final List<double[]> xy = new ArrayList<>();
+            for (final JsonNode point : report.path("points"))
+            {
+                if (series.getKey().equals(point.path("series").asText()))
+                {
+                    xy.add(new double[] {point.path("level").asDouble(),
+                        point.path("latency_ms").path("ttft").path("p99").asDouble(Double.NaN)});
+                }
+            }
+            xy.sort((a, b) -> Double.compare(a[0], b[0]));
+            chart.line(series.getKey(), SvgChart.Style.of(index++), xy.stream().mapToDouble(p -> p[0]).toArray(),
+                xy.stream().mapToDouble(p -> p[1]).toArray());
+            final JsonNode doubled = series.getValue().path("ttft_doubled_at");
+            if (doubled.isNumber())
+            {
+                chart.rule(true, doubled.asDouble(), series.getKey() + ": x2 at " +
+                    SvgChart.number(doubled.asDouble()));
+            }
+        }
         return chart.figure();
     }
 

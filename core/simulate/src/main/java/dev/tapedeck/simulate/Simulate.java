@@ -57,33 +57,70 @@ public final class Simulate
         Workload workload = "auto".equalsIgnoreCase(context.format()) ? Workloads.load(context.workload()) :
             Workloads.load(context.workload(), WorkloadFormat.of(context.format()));
         workload = context.inferSessions() ? workload : workload.withoutSessions();
-        final LoadPlan plan = LoadPlan.fromWorkload(workload, context.timeScale(), context.maxRequests(),
-            context.maxSeconds(), null == context.outputTokens() ? null :
-                LengthDistribution.parse(context.outputTokens()), context.seed());
+        if (context.sizeContextToWorkload())
+        {
+            long longest = 0;
+            for (final dev.tapedeck.workload.WorkloadRequest request : workload.requests())
+            {
+                longest = Math.max(longest, (long)request.promptTokens() + Math.max(1, request.outputTokens()));
+            }
+            final EngineConfig template = context.engine();
+            template.maxModelLen((int)Math.min(Integer.MAX_VALUE, Math.max(template.maxModelLen(), longest)));
+        }
         // the built-in tokenizer's words and token space are read from resources: simulate never tokenises text, so
         // the o200k encoding is not loaded (half a second of start-up)
         final Tokenizer tokenizer = context.tokenizer();
         final PromptWords words = null == tokenizer ? PromptWords.builtin() : PromptWords.of(tokenizer);
         final List<LoadReport.Point> points = new ArrayList<>();
+        final List<ObjectNode> kvFigures = new ArrayList<>();
         final String parameter = context.sweepParameter();
-        if (null == parameter)
+        final List<String> modes = context.offloadModes().isEmpty() ? java.util.Collections.singletonList(null) :
+            context.offloadModes();
+        LoadPlan plan = plan(context, workload, context.users());
+        for (final String mode : modes)
         {
-            final EngineConfig config = engineConfig(context, tokenizer, null, 0);
-            points.add(new LoadReport.Point(runTraced(context, plan, words, config), Double.NaN, null));
-        }
-        else
-        {
+            final String prefix = null == mode ? "" : "offload=" + mode;
+            if (null == parameter)
+            {
+                final EngineConfig config = withMode(engineConfig(context, tokenizer, null, 0), mode);
+                final SimulationRun run = new SimulationRun(plan, prompts(context, words, plan), context.slo(),
+                    context.ignoreEos());
+                final RunResult result = null == mode ? runTraced(context, run, config) :
+                    run.run(config.conclude(), prefix);
+                points.add(new LoadReport.Point(result, Double.NaN, null));
+                kvFigures.add(kvFigures(run));
+                continue;
+            }
             for (final int value : context.sweepValues())
             {
-                final EngineConfig config = engineConfig(context, tokenizer, parameter, value);
-                points.add(new LoadReport.Point(new SimulationRun(plan, prompts(context, words, plan),
-                    context.slo(), context.ignoreEos()).run(config.conclude(), parameter + "=" + value), value,
-                    null));
+                final boolean users = "users".equals(parameter);
+                plan = users ? plan(context, workload, value) : plan;
+                final EngineConfig config = withMode(engineConfig(context, tokenizer, users ? null : parameter,
+                    value), mode);
+                final SimulationRun run = new SimulationRun(plan, prompts(context, words, plan), context.slo(),
+                    context.ignoreEos());
+                points.add(new LoadReport.Point(run.run(config.conclude(), (prefix.isEmpty() ? "" : prefix + " ") +
+                    parameter + "=" + value), value, null));
+                kvFigures.add(kvFigures(run));
             }
         }
         final EngineConfig described = engineConfig(context, tokenizer, null, 0);
         final ObjectNode report = LoadReport.build(target(context, described), options(context, plan),
-            context.slo(), parameter, points, Instant.EPOCH);
+            context.slo(), null == parameter && !context.offloadModes().isEmpty() ? "offload" : parameter, points,
+            Instant.EPOCH);
+        for (int i = 0; i < points.size(); i++)
+        {
+            final ObjectNode point = (ObjectNode)report.path("points").get(i);
+            point.set("kv_cache", kvFigures.get(i));
+            if (!context.offloadModes().isEmpty())
+            {
+                point.put("series", "offload=" + modes.get(i / Math.max(1, context.sweepValues().size())));
+            }
+        }
+        if (!context.offloadModes().isEmpty() && null != parameter)
+        {
+            dev.tapedeck.load.SweepSeries.analyse(report);
+        }
         if (null != context.report())
         {
             LoadReport.write(report, context.report());
@@ -95,16 +132,60 @@ public final class Simulate
         return report;
     }
 
+    private static LoadPlan plan(final SimulateContext context, final Workload workload, final int users)
+    {
+        return LoadPlan.fromWorkload(users > 0 ? workload.withUsers(users, context.usersRampMs()) : workload,
+            context.timeScale(), context.maxRequests(), context.maxSeconds(), null == context.outputTokens() ? null :
+                LengthDistribution.parse(context.outputTokens()), context.seed());
+    }
+
+    /**
+     * A server mode of {@code --sweep offload=...}: {@code on} keeps the template's CPU tier, {@code off} drops it,
+     * {@code noprefix} drops it and prefix caching with it; null leaves the template as it is.
+     */
+    private static EngineConfig withMode(final EngineConfig config, final String mode)
+    {
+        if (null == mode || "on".equals(mode))
+        {
+            return config;
+        }
+        config.kvOffload(null);
+        return "noprefix".equals(mode) ? config.enablePrefixCaching(false) : config;
+    }
+
+    /** The run's KV figures: prefix hits by tier, the CPU tier's traffic, preemptions. */
+    private static ObjectNode kvFigures(final SimulationRun run)
+    {
+        final dev.tapedeck.metrics.EngineMetrics metrics = run.metrics();
+        final ObjectNode kv = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        final long queries = metrics.prefixCacheQueries();
+        kv.put("prompt_tokens_queried", queries);
+        kv.put("gpu_hit_tokens", metrics.prefixCacheHits());
+        kv.put("cpu_hit_tokens", metrics.externalPrefixCacheHits());
+        kv.put("gpu_hit_rate", queries > 0 ? round((double)metrics.prefixCacheHits() / queries) : 0);
+        kv.put("cpu_hit_rate", queries > 0 ? round((double)metrics.externalPrefixCacheHits() / queries) : 0);
+        kv.put("hit_rate", queries > 0 ? round((double)(metrics.prefixCacheHits() +
+            metrics.externalPrefixCacheHits()) / queries) : 0);
+        final dev.tapedeck.metrics.OffloadMetrics offload = metrics.offload();
+        kv.put("offload_stored_bytes", null == offload ? 0 : offload.bytes(0));
+        kv.put("offload_loaded_bytes", null == offload ? 0 : offload.bytes(1));
+        kv.put("preemptions", metrics.numPreemptions());
+        return kv;
+    }
+
+    private static double round(final double value)
+    {
+        return Math.round(value * 10_000) / 10_000.0;
+    }
+
     private static PromptFactory prompts(final SimulateContext context, final PromptWords words, final LoadPlan plan)
     {
         return new PromptFactory(words, context.seed(), plan.blockSize(), false);
     }
 
-    private static RunResult runTraced(final SimulateContext context, final LoadPlan plan, final PromptWords words,
+    private static RunResult runTraced(final SimulateContext context, final SimulationRun run,
         final EngineConfig config) throws IOException
     {
-        final SimulationRun run = new SimulationRun(plan, prompts(context, words, plan), context.slo(),
-            context.ignoreEos());
         if (null == context.traceOut())
         {
             return run.run(config.conclude(), "run");

@@ -17,9 +17,14 @@ import dev.tapedeck.tokens.Tokenizer;
  */
 public final class SimulateContext
 {
-    /** The engine settings {@code --sweep} can vary, by their flag names. */
+    /**
+     * The levels {@code --sweep} can vary: engine settings by their flag names, and {@code users} (concurrent users
+     * replaying the workload's sessions, {@link dev.tapedeck.workload.Workload#withUsers}).
+     */
     public static final List<String> SWEEP_PARAMETERS = List.of("max-num-seqs", "max-num-batched-tokens",
-        "kv-cache-size", "long-prefill-token-threshold");
+        "kv-cache-size", "long-prefill-token-threshold", "users");
+    /** The server modes {@code --sweep offload=...} compares: a CPU KV tier, none, and no prefix caching at all. */
+    public static final List<String> OFFLOAD_MODES = List.of("on", "off", "noprefix");
 
     private Path workload;
     private String format = "auto";
@@ -37,6 +42,10 @@ public final class SimulateContext
     private String model = "Qwen/Qwen3-8B";
     private String sweepParameter;
     private List<Integer> sweepValues = List.of();
+    private List<String> offloadModes = List.of();
+    private int users;
+    private double usersRampMs = 60_000;
+    private boolean sizeContextToWorkload;
     private Path traceOut;
     private Path report;
     private Path html;
@@ -73,6 +82,20 @@ public final class SimulateContext
                 throw new IllegalArgumentException("--trace-out writes one run's predictions: give it without --sweep");
             }
         }
+        if (!offloadModes.isEmpty() && null != traceOut)
+        {
+            throw new IllegalArgumentException("--trace-out writes one run's predictions: give it without --sweep");
+        }
+        if (offloadModes.contains("on") && null != engine && null == engine.kvOffload())
+        {
+            throw new IllegalArgumentException("--sweep offload=on needs the CPU tier's size: " +
+                "--kv-offloading-size GIB");
+        }
+        if (users < 0 || (users > 0 && "users".equals(sweepParameter)) || !(usersRampMs >= 0))
+        {
+            throw new IllegalArgumentException("--users must be >= 0, and not given with --sweep users=...; " +
+                "--users-ramp must not be negative");
+        }
         if (null == engine || null == slo || null == model || null == prefixCachingHashAlgo)
         {
             throw new IllegalArgumentException("engine, slo, model and prefix-caching hash algo must not be null");
@@ -93,7 +116,27 @@ public final class SimulateContext
         if (eq <= 0)
         {
             throw new IllegalArgumentException("--sweep expects NAME=V1,V2,... (NAME one of " + SWEEP_PARAMETERS +
-                "), got '" + spec + "'");
+                " or offload), got '" + spec + "'");
+        }
+        if ("offload".equals(spec.substring(0, eq).trim()))
+        {
+            final List<String> modes = new java.util.ArrayList<>();
+            for (final String mode : spec.substring(eq + 1).split(","))
+            {
+                if (!OFFLOAD_MODES.contains(mode.trim()) || modes.contains(mode.trim()))
+                {
+                    throw new IllegalArgumentException("--sweep offload takes distinct modes of " + OFFLOAD_MODES +
+                        ", got '" + mode.trim() + "'");
+                }
+                modes.add(mode.trim());
+            }
+            offloadModes = List.copyOf(modes);
+            return this;
+        }
+        if (null != sweepParameter)
+        {
+            throw new IllegalArgumentException("--sweep varies one level (" + sweepParameter + " already) and " +
+                "optionally the offload mode");
         }
         final List<Integer> values = new java.util.ArrayList<>();
         for (final String value : spec.substring(eq + 1).split(","))
@@ -387,6 +430,71 @@ public final class SimulateContext
     public List<Integer> sweepValues()
     {
         return sweepValues;
+    }
+
+    /**
+     * @param value true to raise the engine's {@code max_model_len} to the workload's longest request (prompt plus
+     *     output) when the template's is shorter: {@code --max-model-len} was not given, and the server the
+     *     simulation stands for is sized for its workload, as a benchmark's is.
+     * @return this.
+     */
+    public SimulateContext sizeContextToWorkload(final boolean value)
+    {
+        sizeContextToWorkload = value;
+        return this;
+    }
+
+    /**
+     * @return true when the engine's context length follows the workload's longest request.
+     */
+    public boolean sizeContextToWorkload()
+    {
+        return sizeContextToWorkload;
+    }
+
+    /**
+     * @return the offload modes swept ({@link #OFFLOAD_MODES}), empty without that sweep.
+     */
+    public List<String> offloadModes()
+    {
+        return offloadModes;
+    }
+
+    /**
+     * @param value concurrent users replaying the workload's sessions, 0 to run the workload as it is.
+     * @return this.
+     */
+    public SimulateContext users(final int value)
+    {
+        users = value;
+        return this;
+    }
+
+    /**
+     * @param value over how long the users' first requests are spread, in ms (their cold prompts would otherwise
+     *     queue behind each other at the start).
+     * @return this.
+     */
+    public SimulateContext usersRampMs(final double value)
+    {
+        usersRampMs = value;
+        return this;
+    }
+
+    /**
+     * @return over how long the users' first requests are spread, in ms.
+     */
+    public double usersRampMs()
+    {
+        return usersRampMs;
+    }
+
+    /**
+     * @return concurrent users replaying the workload's sessions, 0 for the workload as it is.
+     */
+    public int users()
+    {
+        return users;
     }
 
     /**

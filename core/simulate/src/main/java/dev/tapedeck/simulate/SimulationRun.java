@@ -164,6 +164,14 @@ final class SimulationRun implements OutputSink
             plan.notes());
     }
 
+    /**
+     * @return the engine's metrics after {@link #run}.
+     */
+    dev.tapedeck.metrics.EngineMetrics metrics()
+    {
+        return engine.metrics();
+    }
+
     /** Move the plan entries due by {@code nowNs} into the arrival queue; a busy session's turns are held. */
     private void feed(final long nowNs)
     {
