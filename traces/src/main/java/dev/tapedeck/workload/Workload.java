@@ -70,25 +70,32 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
     /**
      * {@code users} concurrent users, as kv-cache-tester runs them: user {@code u} replays session {@code u mod S} of
      * this workload's {@code S} sessions (in order of their first request), starting {@code u * rampMs / users}
-     * after the first, with hash ids of its own ({@code id + (u + 1) * 2^48}: users share no prefix blocks).
+     * after the first, with hash ids of its own ({@code id + (u + 1) * 2^40}: users share no prefix blocks, not even
+     * those their sessions shared). Requests without a session are left out, with a note.
      *
-     * @param users how many users, at least 1.
+     * @param users how many users, 1 to 2^23.
      * @param rampMs over how long their starts are spread.
      * @return the users' requests in arrival order.
-     * @throws IllegalArgumentException when the workload has no sessions or {@code users} is below 1.
+     * @throws IllegalArgumentException when the workload has no sessions, {@code users} is out of range, or a hash id
+     *     does not fit below 2^40.
      */
     public Workload withUsers(final int users, final double rampMs)
     {
-        if (users < 1)
+        if (users < 1 || users > 1 << 23)
         {
-            throw new IllegalArgumentException("users must be >= 1, got " + users);
+            throw new IllegalArgumentException("users must be between 1 and 2^23, got " + users);
         }
         final java.util.Map<String, List<WorkloadRequest>> sessions = new java.util.LinkedHashMap<>();
+        int sessionless = 0;
         for (final WorkloadRequest r : requests)
         {
             if (null != r.session())
             {
                 sessions.computeIfAbsent(r.session(), k -> new ArrayList<>()).add(r);
+            }
+            else
+            {
+                sessionless++;
             }
         }
         if (sessions.isEmpty())
@@ -101,7 +108,7 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
         {
             final List<WorkloadRequest> session = ordered.get(u % ordered.size());
             final double shiftMs = u * rampMs / users - session.get(0).arrivalMs();
-            final long namespace = (long)(u + 1) << 48;
+            final long namespace = (long)(u + 1) << 40;
             for (final WorkloadRequest r : session)
             {
                 long[] ids = null;
@@ -110,6 +117,11 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
                     ids = new long[r.hashIds().length];
                     for (int i = 0; i < ids.length; i++)
                     {
+                        if (r.hashIds()[i] >>> 40 != 0)
+                        {
+                            throw new IllegalArgumentException("users: hash id " + r.hashIds()[i] + " of session " +
+                                r.session() + " does not fit below 2^40 (each user's ids move by (user + 1) * 2^40)");
+                        }
                         ids[i] = r.hashIds()[i] + namespace;
                     }
                 }
@@ -118,7 +130,12 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
             }
         }
         replayed.sort(java.util.Comparator.comparingDouble(WorkloadRequest::arrivalMs));
-        return new Workload(source, hashBlockSize, replayed, notes);
+        final List<String> withNote = new ArrayList<>(notes);
+        if (sessionless > 0)
+        {
+            withNote.add(sessionless + " requests without a session are left out of the users' replay");
+        }
+        return new Workload(source, hashBlockSize, replayed, withNote);
     }
 
     /**

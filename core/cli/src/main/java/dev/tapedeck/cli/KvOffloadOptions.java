@@ -119,9 +119,12 @@ final class KvOffloadOptions
                 throw new IllegalArgumentException("--kv-transfer-config: LMCacheConnectorV1 with lmcache.local_cpu " +
                     "false has no CPU tier to model");
             }
-            // LMCache's default local CPU buffer: 5 GB (its GB are GiB)
-            final double gib = number(extra, "lmcache.max_local_cpu_size", 5.0);
-            return new KvOffloadSettings(connector, (long)(gib * GIB), 0, 0, total, perGpu, bytesPerSecond);
+            // LMCache's local CPU buffer per worker (tensor-parallel rank), 5 GB by default (its GB are GiB); the
+            // engine's tier is all of its workers' buffers
+            final double gibPerWorker = number(extra, "lmcache.max_local_cpu_size", 5.0);
+            final long workers = Math.max(1, total / perGpu);
+            return new KvOffloadSettings(connector, (long)(gibPerWorker * GIB * workers), 0, 0, total, perGpu,
+                bytesPerSecond);
         }
         final Object spec = extra.get("spec_name");
         if (null != spec && !"CPUOffloadingSpec".equals(spec))

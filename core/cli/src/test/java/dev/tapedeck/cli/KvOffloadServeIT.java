@@ -50,7 +50,7 @@ class KvOffloadServeIT
             "{\"kv_connector\":\"OffloadingConnector\",\"kv_role\":\"kv_both\"," +
                 "\"kv_connector_extra_config\":{\"num_cpu_blocks\":64}}",
             "--enable-kv-cache-events", "--kv-events-endpoint", "tcp://127.0.0.1:*", "--kv-events-replay-endpoint",
-            "tcp://127.0.0.1:*");
+            "tcp://127.0.0.1:*", "--enable-prompt-tokens-details");
         final ServeCommand serve = cli.getSubcommands().get("serve").getCommand();
         final Serve started = Serve.start(serve.context());
         try (ZContext context = new ZContext())
@@ -70,7 +70,8 @@ class KvOffloadServeIT
                 "\"Qwen/Qwen3-8B\",source=\"external_kv_transfer\"}");
             assertTrue(loaded > 0, "bytes loaded from the CPU tier: " + loaded);
             assertTrue(external >= 16, "prompt tokens from the CPU tier: " + external);
-            assertTrue(cached < 0 || cached >= external, "usage counts the loaded tokens as cached: " + cached);
+            assertTrue(cached >= 16 + external - 1, "usage counts the GPU hit and the loaded tokens as cached: " +
+                cached + " of " + promptTokens);
             assertTrue(metrics.contains("vllm:kv_offload_size_bucket{engine=\"0\",le=\"1e+06\"") ||
                 metrics.contains("vllm:kv_offload_size_bucket{engine=\"0\",le=\"1000000\""), "the size histogram");
 
@@ -111,9 +112,17 @@ class KvOffloadServeIT
             "{\"kv_connector\":\"OffloadingConnector\",\"kv_connector_extra_config\":{}}");
         assertEquals(2, sizeless.exitCode());
         assertTrue(sizeless.err().contains("cpu_bytes_to_use"), sizeless.err());
-        final CliRun both = CliRun.of("simulate", "--workload", "missing.jsonl", "--kv-offloading-size", "-1");
+        final CliRun negative = CliRun.of("simulate", "--workload", "missing.jsonl", "--kv-offloading-size", "-1");
+        assertEquals(2, negative.exitCode());
+        assertTrue(negative.err().contains("--kv-offloading-size must be positive"), negative.err());
+        final CliRun both = CliRun.of("serve", "--port", "0", "--kv-offloading-size", "4", "--kv-transfer-config",
+            "{\"kv_connector\":\"OffloadingConnector\",\"kv_connector_extra_config\":{\"num_cpu_blocks\":8}}");
         assertEquals(2, both.exitCode());
-        assertTrue(both.err().contains("--kv-offloading-size must be positive"), both.err());
+        assertTrue(both.err().contains("not both"), both.err());
+        final CliRun withPd = CliRun.of("serve", "--port", "0", "--kv-offloading-size", "4", "--kv-transfer-config",
+            "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}");
+        assertEquals(2, withPd.exitCode());
+        assertTrue(withPd.err().contains("MultiConnector"), withPd.err());
         final CliRun backend = CliRun.of("simulate", "--workload", "missing.jsonl", "--kv-offloading-size", "4",
             "--kv-offloading-backend", "disk");
         assertEquals(2, backend.exitCode());

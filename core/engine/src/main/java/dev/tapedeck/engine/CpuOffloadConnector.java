@@ -8,10 +8,11 @@ import dev.tapedeck.metrics.OffloadMetrics;
  * vLLM's {@code OffloadingConnector} with its CPU spec (LMCache's local CPU backend is modelled the same way): a
  * second KV tier in host memory ({@link HostKvTier}, LRU) behind the GPU's prefix cache.
  * <ul>
- *   <li>Stores are eager, as vLLM's: every full prompt block is copied to the host when the step that computes it is
- *       scheduled ({@link #blocksComputed}), one offloaded block per {@code block_size / gpu block size} GPU blocks,
- *       named by the hash of its last GPU block; a hash the tier holds is not copied again. The copies queue on the
- *       GPU's device-to-host link ({@code bytes / bandwidth} each) and a block can be loaded once its copy ended.</li>
+ *   <li>Stores are eager, as vLLM's: every full prompt block computed in a step ({@link #blocksComputed}) is copied
+ *       to the host when the next step starts ({@link #stepStarted}), one offloaded block per
+ *       {@code block_size / gpu block size} GPU blocks, named by the hash of its last GPU block; a hash the tier holds
+ *       is not copied again. The copies queue on the GPU's device-to-host link ({@code bytes / bandwidth} each) and a
+ *       block can be loaded once its copy ended; a block being copied or read is not evicted.</li>
  *   <li>Loads: at a request's first admission, the offloaded blocks that follow its GPU prefix hit, as far as they
  *       run unbroken in the tier, are loaded instead of computed ({@link #remoteTokens}); the request waits, holding
  *       its blocks and no step budget ({@code WAITING_FOR_REMOTE_KVS}), for the copy on the host-to-device link
@@ -34,7 +35,9 @@ final class CpuOffloadConnector implements KvConnector
     private final KvEventSink events;
     private final OffloadMetrics metrics;
     private final long[] evicted = new long[1];
-    private long[] storedHashes = new long[64];
+    /** Hashes of offloaded blocks computed since the last step started, to copy when the next one starts. */
+    private long[] pendingHashes = new long[64];
+    private int pendingCount;
     private int[] pinned = new int[256];
     private int pinnedHead;
     private int pinnedTail;
@@ -92,59 +95,70 @@ final class CpuOffloadConnector implements KvConnector
     }
 
     /**
-     * @param startNs the start of the step being scheduled: lookups see the copies that ended by then.
+     * @param startNs the start of the step being scheduled: the copies of the blocks computed by the steps before it
+     *     start now (vLLM defers a store to the next step, after that step's sampling transfers), and lookups see the
+     *     copies that ended by then.
      */
     void stepStarted(final long startNs)
     {
         stepStartNs = startNs;
+        if (0 == pendingCount)
+        {
+            return;
+        }
+        int stored = 0;
+        final long copyNs = (long)(offloadedBlockBytesPerGpu * nsPerByte);
+        for (int i = 0; i < pendingCount; i++)
+        {
+            final long readyNs = Math.max(storeLinkFreeNs, startNs) + copyNs;
+            final int outcome = tier.store(pendingHashes[i], startNs, readyNs, evicted);
+            if (outcome <= 0)
+            {
+                continue; // held already, or every block is being read or written (vLLM's manager skips it too)
+            }
+            storeLinkFreeNs = readyNs;
+            if (2 == outcome && null != events)
+            {
+                events.offloadedBlockRemoved(evicted[0]);
+            }
+            pendingHashes[stored++] = pendingHashes[i];
+        }
+        pendingCount = 0;
+        if (stored > 0)
+        {
+            metrics.onStore(stored * offloadedBlockBytesPerGpu, stored * copyNs, tier.used());
+            if (null != events)
+            {
+                events.offloadedBlocksStored(pendingHashes, stored, offloadedBlockTokens);
+            }
+        }
     }
 
     /**
-     * Full prompt blocks {@code [fromBlock, toBlock)} of the request are computed in the step starting at
-     * {@code nowNs}: copy the offloaded blocks they complete to the host tier.
+     * Full prompt blocks {@code [fromBlock, toBlock)} of the request are computed (or, at its admission, found in the
+     * GPU's cache) in the step being scheduled: the offloaded blocks they complete are copied to the host tier when
+     * the next step starts, unless the tier holds them.
      */
-    void blocksComputed(final Request request, final int fromBlock, final int toBlock, final long nowNs)
+    void blocksComputed(final Request request, final int fromBlock, final int toBlock)
     {
         final long[] hashes = request.blockHashes;
         if (null == hashes)
         {
             return;
         }
-        int stored = 0;
         // offloaded block g ends with GPU block (g + 1) * groupBlocks - 1
         for (int g = fromBlock / groupBlocks; (g + 1) * groupBlocks <= toBlock; g++)
         {
             final int last = (g + 1) * groupBlocks - 1;
-            if (last < fromBlock)
+            if (last < fromBlock || tier.contains(hashes[last]))
             {
                 continue;
             }
-            final long startNs = Math.max(storeLinkFreeNs, nowNs);
-            final long copyNs = (long)(offloadedBlockBytesPerGpu * nsPerByte);
-            final int outcome = tier.store(hashes[last], startNs + copyNs, evicted);
-            if (outcome <= 0)
+            if (pendingCount == pendingHashes.length)
             {
-                continue; // held already, or every block is being read
+                pendingHashes = java.util.Arrays.copyOf(pendingHashes, 2 * pendingCount);
             }
-            storeLinkFreeNs = startNs + copyNs;
-            if (2 == outcome && null != events)
-            {
-                events.offloadedBlockRemoved(evicted[0]);
-            }
-            if (stored == storedHashes.length)
-            {
-                storedHashes = java.util.Arrays.copyOf(storedHashes, 2 * stored);
-            }
-            storedHashes[stored++] = hashes[last];
-        }
-        if (stored > 0)
-        {
-            metrics.onStore(stored * offloadedBlockBytesPerGpu, (long)(stored * offloadedBlockBytesPerGpu * nsPerByte),
-                tier.used());
-            if (null != events)
-            {
-                events.offloadedBlocksStored(storedHashes, stored, offloadedBlockTokens);
-            }
+            pendingHashes[pendingCount++] = hashes[last];
         }
     }
 
@@ -156,9 +170,8 @@ final class CpuOffloadConnector implements KvConnector
         {
             return 0;
         }
-        // only whole offloaded blocks, and never the prompt's last token
-        final int fullBlocks = Math.min(hashes.length / groupBlocks,
-            (request.numTokens() - 1) / offloadedBlockTokens);
+        // whole offloaded blocks of the prompt; a load that reaches the prompt's end has its last token recomputed
+        final int fullBlocks = hashes.length / groupBlocks;
         final int start = localHitTokens / offloadedBlockTokens;
         int hits = 0;
         for (int g = start; g < fullBlocks; g++)

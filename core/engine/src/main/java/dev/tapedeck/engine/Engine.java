@@ -461,9 +461,10 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
      */
     public boolean resetPrefixCache(final long nowNs)
     {
-        if (scheduler.runningCount() > 0)
+        if (scheduler.runningCount() > 0 || (null != remoteLoads && remoteLoads.count() > 0) ||
+            scheduler.waiting().anyHoldsBlocks())
         {
-            return false;
+            return false; // blocks in use (running, loading, or loaded and waiting): vLLM refuses too
         }
         kv.pool().reset();
         kv.endOfStep(nowNs);

@@ -35,7 +35,8 @@ final class KvCache
     private final KvEventSink events;
     /** The host tier blocks are copied to as they are computed, or null. */
     private CpuOffloadConnector offload;
-    private long stepStartNs;
+    /** Prompt blocks are hashed: for the prefix cache, or for a host tier (vLLM hashes whenever a connector is set). */
+    private final boolean hashing;
     /**
      * The blocks the last {@link #findCachedBlocks} found, in order, for the {@link #allocate} that follows it and,
      * while the pool's watch on them holds, for the next lookup of the same request (a waiting request refused for
@@ -57,7 +58,8 @@ final class KvCache
         pool.eventSink(events);
         blockSize = config.blockSize();
         prefixCaching = config.enablePrefixCaching();
-        hasher = prefixCaching ? new BlockHasher(config.prefixCachingHashSeed(), config.prefixCachingHashAlgo()) :
+        hashing = prefixCaching || null != config.kvOffload();
+        hasher = hashing ? new BlockHasher(config.prefixCachingHashSeed(), config.prefixCachingHashAlgo()) :
             null;
         residency = prefixCaching && config.kvCacheMetricsSample() > 0 ? new KvResidency(config.kvCacheBlocks(),
             config.kvCacheMetricsSample(), config.seed(), metrics) : null;
@@ -69,7 +71,6 @@ final class KvCache
      */
     void stepStarted(final long startNs)
     {
-        stepStartNs = startNs;
         if (null != offload)
         {
             offload.stepStarted(startNs);
@@ -120,7 +121,7 @@ final class KvCache
         request.blockTable = new int[blocksFor((int)tokens)];
         request.numBlocks = 0;
         request.numRegisteredBlocks = 0;
-        if (!prefixCaching)
+        if (!hashing)
         {
             request.blockHashes = null; // handed over by the caller, of no use
         }
@@ -269,6 +270,10 @@ final class KvCache
             foundFor = null;
             pool.unwatch();
         }
+        if (null != offload && hitBlocks > 0)
+        {
+            offload.blocksComputed(request, 0, hitBlocks); // vLLM's store index starts at 0: missing hits are copied
+        }
         request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, hitBlocks);
         for (int i = 0; i < newBlocks; i++)
         {
@@ -288,7 +293,7 @@ final class KvCache
         {
             final int full = Math.min(Math.min(tokens / blockSize, hashes.length), request.numBlocks);
             int runStart = -1;
-            for (int i = request.numRegisteredBlocks; i < full; i++)
+            for (int i = request.numRegisteredBlocks; i < full && prefixCaching; i++)
             {
                 final boolean stored = pool.cache(table[i], hashes[i]);
                 if (stored && runStart < 0)
@@ -307,7 +312,7 @@ final class KvCache
             }
             if (null != offload && full > request.numRegisteredBlocks)
             {
-                offload.blocksComputed(request, request.numRegisteredBlocks, full, stepStartNs);
+                offload.blocksComputed(request, request.numRegisteredBlocks, full);
             }
             request.numRegisteredBlocks = Math.max(request.numRegisteredBlocks, full);
         }

@@ -61,17 +61,18 @@ public record KvOffloadSettings(String connector, long cpuBytes, int cpuBlocks, 
     /**
      * @param gpuBlockSize the GPU's block size in tokens.
      * @return the tier's size in offloaded blocks.
-     * @throws IllegalArgumentException when it holds no block, or more than the 2^28 this model keeps.
+     * @throws IllegalArgumentException when it holds no block, or more than the 2^25 this model keeps (about a GiB of
+     *     heap).
      */
     public int capacityBlocks(final int gpuBlockSize)
     {
         final long blocks = cpuBlocks > 0 ? cpuBlocks :
             cpuBytes / (kvBytesPerToken * offloadedBlockTokens(gpuBlockSize));
-        if (blocks < 1 || blocks > 1 << 28)
+        if (blocks < 1 || blocks > 1 << 25)
         {
             throw new IllegalArgumentException("the CPU KV tier of " + cpuBytes + " bytes holds " + blocks +
                 " blocks of " + offloadedBlockTokens(gpuBlockSize) + " tokens at " + kvBytesPerToken +
-                " KV bytes per token; it must hold between 1 and 2^28");
+                " KV bytes per token; it must hold between 1 and 2^25 (raise block_size for a larger tier)");
         }
         return (int)blocks;
     }

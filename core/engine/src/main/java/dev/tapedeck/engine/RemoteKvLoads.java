@@ -39,6 +39,7 @@ final class RemoteKvLoads implements KvConnector.Completions
     /** The request the connector was last asked about, and its answer (counted when its load starts). */
     private Request askedFor;
     private int askedTokens;
+    private int askedQueried;
 
     RemoteKvLoads(final KvConnector connector, final KvCache kv, final WaitingQueue waiting,
         final DeadlineTimers clock, final EngineMetrics metrics, final Finisher finisher)
@@ -69,12 +70,15 @@ final class RemoteKvLoads implements KvConnector.Completions
     int remoteTokens(final Request request, final int localHitTokens)
     {
         final int remoteTokens = connector.remoteTokens(request, localHitTokens);
+        // vLLM counts the tokens asked of the connector: those its own prefix cache did not have
+        final int queried = Math.max(0, request.numTokens() - localHitTokens);
         if (0 == remoteTokens)
         {
-            metrics.onExternalPrefixLookup(request.numTokens(), 0);
+            metrics.onExternalPrefixLookup(queried, 0);
         }
         askedFor = request;
         askedTokens = remoteTokens;
+        askedQueried = queried;
         return remoteTokens;
     }
 
@@ -85,7 +89,8 @@ final class RemoteKvLoads implements KvConnector.Completions
             loading = Arrays.copyOf(loading, loadingCount * 2);
         }
         loading[loadingCount++] = request;
-        metrics.onExternalPrefixLookup(request.numTokens(), askedFor == request ? askedTokens : 0);
+        metrics.onExternalPrefixLookup(askedFor == request ? askedQueried : request.numTokens(),
+            askedFor == request ? askedTokens : 0);
         askedFor = null;
         final long doneNs = connector.startLoad(request, fromBlock, toBlock, startNs);
         if (KvConnector.LOAD_ASYNC == doneNs)

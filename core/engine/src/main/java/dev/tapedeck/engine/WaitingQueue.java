@@ -35,6 +35,21 @@ final class WaitingQueue
         return capacity;
     }
 
+    /**
+     * @return true when a waiting request holds KV blocks (it was loaded from a connector and waits to compute).
+     */
+    boolean anyHoldsBlocks()
+    {
+        for (int i = 0; i < size; i++)
+        {
+            if (heap[i].numBlocks > 0)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     boolean isEmpty()
     {
         return 0 == size;

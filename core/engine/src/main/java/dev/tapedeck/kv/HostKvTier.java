@@ -1,14 +1,14 @@
 package dev.tapedeck.kv;
 
-import java.util.Arrays;
-
 /**
  * The blocks of a KV tier in host (CPU) memory, after vLLM's CPU offloading manager with its default LRU policy: a
  * fixed number of blocks, each holding the KV of one block hash; a store takes a free block or evicts the least
  * recently used one, a lookup that hits makes its block the most recently used. A stored block can be read only once
- * its copy from the GPU ended ({@code readyNs}); a block is never evicted while a load from it runs (its pin count).
+ * its copy from the GPU ended ({@code readyNs}); a block is never evicted while its copy in runs, nor while a load
+ * from it runs (its pin count).
  * <p>
- * Only the hashes and times are kept (24 bytes a block, allocated at construction): no KV bytes.
+ * Only the hashes, times, pins and the LRU links are kept (28 bytes a block and about 6 of index, allocated at
+ * construction): no KV bytes.
  * <b>Not thread safe</b>: owned by the engine's thread.
  */
 public final class HostKvTier
@@ -97,16 +97,18 @@ public final class HostKvTier
     }
 
     /**
-     * Store a hash (nothing changes when a block holds it already), evicting the least recently used unpinned block
-     * when the tier is full.
+     * Store a hash (nothing changes when a block holds it already), evicting the least recently used block that is
+     * neither being read nor still being written when the tier is full.
      *
      * @param hash the block hash.
+     * @param nowNs the engine's time: blocks whose copy in ends later are not evicted.
      * @param readyAtNs when its copy ends and it can be read.
      * @param evictedHashes where an evicted hash goes (index 0), or null.
      * @return 1 when stored without eviction, 2 when a block was evicted for it (its hash in
-     *     {@code evictedHashes[0]}), 0 when it was there already, -1 when every block is pinned.
+     *     {@code evictedHashes[0]}), 0 when it was there already, -1 when no block can be evicted (vLLM's manager
+     *     then does not store).
      */
-    public int store(final long hash, final long readyAtNs, final long[] evictedHashes)
+    public int store(final long hash, final long nowNs, final long readyAtNs, final long[] evictedHashes)
     {
         if (NONE != index.get(hash))
         {
@@ -121,7 +123,7 @@ public final class HostKvTier
         else
         {
             block = leastRecent;
-            while (NONE != block && pins[block] > 0)
+            while (NONE != block && (pins[block] > 0 || readyNs[block] - nowNs > 0))
             {
                 block = newer[block];
             }
@@ -161,10 +163,7 @@ public final class HostKvTier
      */
     public void unpin(final int block)
     {
-        if (pins[block] > 0) // a clear() in between forgot the pin
-        {
-            pins[block]--;
-        }
+        pins[block]--;
     }
 
     /**
@@ -174,18 +173,6 @@ public final class HostKvTier
     public long hashOf(final int block)
     {
         return hashes[block];
-    }
-
-    /**
-     * Forget every block ({@code reset_prefix_cache}); pinned blocks too, their loads end on their own.
-     */
-    public void clear()
-    {
-        index.clear();
-        Arrays.fill(pins, 0);
-        used = 0;
-        leastRecent = NONE;
-        mostRecent = NONE;
     }
 
     private void unlink(final int block)

@@ -61,12 +61,6 @@ public final class OffloadMetrics
         loads++;
     }
 
-    /** The host tier was emptied ({@code reset_prefix_cache}). */
-    public void onCleared()
-    {
-        usedBlocks = 0;
-    }
-
     /**
      * @param transferType 0 for stores, 1 for loads.
      * @return bytes copied that way.

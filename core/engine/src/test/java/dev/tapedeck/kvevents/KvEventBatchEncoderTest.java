@@ -80,6 +80,9 @@ class KvEventBatchEncoderTest
         final String removed = "93" + "ac" + ascii("BlockRemoved") + "91" + "cf" + String.format("%016x", H1) + "a3" +
             ascii("CPU");
         assertEquals("93" + "cb41d954fc40200000" + "92" + stored + removed + "00", arrays);
+        // vLLM 0.19 to 0.22: ten elements, extra_keys nil and group_idx 0 after lora_name
+        assertEquals("93" + "cb41d954fc40200000" + "91" + stored.replaceFirst("^98", "9a") + "c0" + "00" + "00",
+            hex(encode(false, true, stager -> stager.offloadedBlocksStored(hashes, 2, 32))));
         final String maps = hex(encode(true, stager -> stager.offloadedBlocksStored(hashes, 1, 16)));
         assertTrue(maps.contains("a6" + ascii("medium") + "a3" + ascii("CPU") + "a9" + ascii("lora_name") + "c0" +
             "aa" + ascii("extra_keys") + "c0"), maps);

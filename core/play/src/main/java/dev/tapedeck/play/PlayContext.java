@@ -71,6 +71,11 @@ public final class PlayContext
             throw new IllegalArgumentException("an engine template's KV event sink serves one engine only; with " +
                 "several engines, or with kvEvents settings, leave it unset");
         }
+        if (null != kvTransfer && null != engine.kvOffload())
+        {
+            throw new IllegalArgumentException("one KV connector per engine: the CPU offloading tier and " +
+                "prefill/decode disaggregation (vLLM's MultiConnector) are not modelled together");
+        }
         if (handshakeTimeoutNs <= 0 || shutdownTimeoutNs < 0)
         {
             throw new IllegalArgumentException("--handshake-timeout must be positive and --shutdown-timeout not " +

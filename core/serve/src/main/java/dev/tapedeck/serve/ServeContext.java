@@ -121,6 +121,11 @@ public final class ServeContext
             throw new IllegalArgumentException("give kvTransfer settings or an engine template's KV connector, " +
                 "not both");
         }
+        if (null != kvTransfer && null != engine.kvOffload())
+        {
+            throw new IllegalArgumentException("one KV connector per engine: the CPU offloading tier and " +
+                "prefill/decode disaggregation (vLLM's MultiConnector) are not modelled together");
+        }
         if (shutdownTimeoutNs < 0)
         {
             throw new IllegalArgumentException("--shutdown-timeout must not be negative");

@@ -57,16 +57,6 @@ public final class Simulate
         Workload workload = "auto".equalsIgnoreCase(context.format()) ? Workloads.load(context.workload()) :
             Workloads.load(context.workload(), WorkloadFormat.of(context.format()));
         workload = context.inferSessions() ? workload : workload.withoutSessions();
-        if (context.sizeContextToWorkload())
-        {
-            long longest = 0;
-            for (final dev.tapedeck.workload.WorkloadRequest request : workload.requests())
-            {
-                longest = Math.max(longest, (long)request.promptTokens() + Math.max(1, request.outputTokens()));
-            }
-            final EngineConfig template = context.engine();
-            template.maxModelLen((int)Math.min(Integer.MAX_VALUE, Math.max(template.maxModelLen(), longest)));
-        }
         // the built-in tokenizer's words and token space are read from resources: simulate never tokenises text, so
         // the o200k encoding is not loaded (half a second of start-up)
         final Tokenizer tokenizer = context.tokenizer();
@@ -76,15 +66,16 @@ public final class Simulate
         final String parameter = context.sweepParameter();
         final List<String> modes = context.offloadModes().isEmpty() ? java.util.Collections.singletonList(null) :
             context.offloadModes();
-        LoadPlan plan = plan(context, workload, context.users());
+        final LoadPlan basePlan = plan(context, workload, context.users());
+        final int contextLength = contextLength(context, basePlan);
         for (final String mode : modes)
         {
             final String prefix = null == mode ? "" : "offload=" + mode;
             if (null == parameter)
             {
-                final EngineConfig config = withMode(engineConfig(context, tokenizer, null, 0), mode);
-                final SimulationRun run = new SimulationRun(plan, prompts(context, words, plan), context.slo(),
-                    context.ignoreEos());
+                final EngineConfig config = withMode(engineConfig(context, tokenizer, null, 0, contextLength), mode);
+                final SimulationRun run = new SimulationRun(basePlan, prompts(context, words, basePlan),
+                    context.slo(), context.ignoreEos());
                 final RunResult result = null == mode ? runTraced(context, run, config) :
                     run.run(config.conclude(), prefix);
                 points.add(new LoadReport.Point(result, Double.NaN, null));
@@ -94,9 +85,9 @@ public final class Simulate
             for (final int value : context.sweepValues())
             {
                 final boolean users = "users".equals(parameter);
-                plan = users ? plan(context, workload, value) : plan;
+                final LoadPlan plan = users ? plan(context, workload, value) : basePlan;
                 final EngineConfig config = withMode(engineConfig(context, tokenizer, users ? null : parameter,
-                    value), mode);
+                    value, contextLength), mode);
                 final SimulationRun run = new SimulationRun(plan, prompts(context, words, plan), context.slo(),
                     context.ignoreEos());
                 points.add(new LoadReport.Point(run.run(config.conclude(), (prefix.isEmpty() ? "" : prefix + " ") +
@@ -104,8 +95,8 @@ public final class Simulate
                 kvFigures.add(kvFigures(run));
             }
         }
-        final EngineConfig described = engineConfig(context, tokenizer, null, 0);
-        final ObjectNode report = LoadReport.build(target(context, described), options(context, plan),
+        final EngineConfig described = engineConfig(context, tokenizer, null, 0, contextLength);
+        final ObjectNode report = LoadReport.build(target(context, described), options(context, basePlan),
             context.slo(), null == parameter && !context.offloadModes().isEmpty() ? "offload" : parameter, points,
             Instant.EPOCH);
         for (int i = 0; i < points.size(); i++)
@@ -130,6 +121,26 @@ public final class Simulate
             HtmlReport.write(report, context.html());
         }
         return report;
+    }
+
+    /**
+     * The engine's context length: the template's, raised to the plan's longest request (prompt plus output) when the
+     * context asks for it (no {@code --max-model-len}), but never past what the KV cache holds.
+     */
+    private static int contextLength(final SimulateContext context, final LoadPlan plan)
+    {
+        final EngineConfig template = context.engine();
+        if (!context.sizeContextToWorkload())
+        {
+            return template.maxModelLen();
+        }
+        long longest = 0;
+        for (final dev.tapedeck.load.PlannedRequest request : plan.requests())
+        {
+            longest = Math.max(longest, (long)request.promptTokens() + Math.max(1, request.outputTokens()));
+        }
+        final long kvTokens = (long)template.kvCacheBlocks() * template.blockSize();
+        return (int)Math.max(template.maxModelLen(), Math.min(longest, kvTokens));
     }
 
     private static LoadPlan plan(final SimulateContext context, final Workload workload, final int users)
@@ -215,13 +226,18 @@ public final class Simulate
 
     /** The engine of a run; {@code tokenizer} null for the built-in one. */
     private static EngineConfig engineConfig(final SimulateContext context, final Tokenizer tokenizer,
-        final String parameter, final int value)
+        final String parameter, final int value, final int contextLength)
     {
         final int[] randomTokenIds = null == tokenizer ? BuiltinTokenSpace.randomTokenIds() :
             tokenizer.vocabulary().randomTokenIds();
         final EngineConfig config = context.engine().copy()
             .tokenSpace(randomTokenIds, null == tokenizer ? BuiltinTokenSpace.eosTokenId() : tokenizer.eosTokenId())
-            .prefixCachingHashAlgo(context.prefixCachingHashAlgo());
+            .prefixCachingHashAlgo(context.prefixCachingHashAlgo())
+            .maxModelLen(contextLength);
+        if (!config.enableChunkedPrefill() && config.maxNumBatchedTokens() < contextLength)
+        {
+            config.maxNumBatchedTokens(contextLength); // a whole prompt in one step, as the engine flags arrange
+        }
         if (null != parameter)
         {
             switch (parameter)

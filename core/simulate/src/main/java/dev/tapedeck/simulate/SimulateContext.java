@@ -77,6 +77,10 @@ public final class SimulateContext
             {
                 throw new IllegalArgumentException("--sweep " + sweepParameter + " needs values");
             }
+            if ("users".equals(sweepParameter) && sweepValues.stream().anyMatch(v -> v < 1))
+            {
+                throw new IllegalArgumentException("--sweep users takes counts >= 1, got " + sweepValues);
+            }
             if (null != traceOut)
             {
                 throw new IllegalArgumentException("--trace-out writes one run's predictions: give it without --sweep");

@@ -70,7 +70,7 @@ class SimulateOffloadTest
             "mean TTFT of the %d turns with host hits: GPU hit %.0f ms, host tier %.0f ms, recomputed %.0f ms",
             turns, gpuHitTtft / turns / 1e6, offloadedTtft / turns / 1e6, recomputedTtft / turns / 1e6));
         assertTrue(events.stored > 200_000 && events.removed == 0,
-            "the host tier (273,066 blocks) stores every session's blocks and, big enough, never evicts: " +
+            "the host tier (307,200 blocks) stores every session's blocks and, big enough, never evicts: " +
                 events.stored + " / " + events.removed);
     }
 
@@ -88,6 +88,7 @@ class SimulateOffloadTest
         final double off = series.path("offload=off").path("ttft_doubled_at").asDouble(Double.NaN);
         assertTrue(on > off, "p99 TTFT doubles at " + on + " users with the host tier, " + off + " without: " +
             series);
+        assertTrue(series.path("offload=off").path("hit_rate_collapsed_at").isNumber(), series.toString());
         assertTrue(series.path("offload=on").path("hit_rate_collapsed_at").isNull() ||
             series.path("offload=on").path("hit_rate_collapsed_at").asDouble() >
             series.path("offload=off").path("hit_rate_collapsed_at").asDouble(), series.toString());
