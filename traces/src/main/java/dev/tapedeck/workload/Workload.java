@@ -81,9 +81,25 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
      */
     public Workload withUsers(final int users, final double rampMs)
     {
-        if (users < 1 || users > 1 << 23)
+        return withUsers(users, rampMs, 0);
+    }
+
+    /**
+     * {@link #withUsers(int, double)} for users numbered from {@code firstUser}: each user's hash ids are its own, so
+     * the levels of a sweep against one server (which keeps its cache from level to level) share no blocks.
+     *
+     * @param users how many users.
+     * @param rampMs over how long their starts are spread.
+     * @param firstUser the number of the first user (its ids move by {@code (firstUser + 1) * 2^40}).
+     * @return the users' requests in arrival order.
+     * @throws IllegalArgumentException as {@link #withUsers(int, double)} does.
+     */
+    public Workload withUsers(final int users, final double rampMs, final int firstUser)
+    {
+        if (users < 1 || firstUser < 0 || (long)firstUser + users > 1 << 23)
         {
-            throw new IllegalArgumentException("users must be between 1 and 2^23, got " + users);
+            throw new IllegalArgumentException("users must be between 1 and 2^23, got " + users + " from " +
+                firstUser);
         }
         final java.util.Map<String, List<WorkloadRequest>> sessions = new java.util.LinkedHashMap<>();
         int sessionless = 0;
@@ -108,7 +124,7 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
         {
             final List<WorkloadRequest> session = ordered.get(u % ordered.size());
             final double shiftMs = u * rampMs / users - session.get(0).arrivalMs();
-            final long namespace = (long)(u + 1) << 40;
+            final long namespace = (long)(firstUser + u + 1) << 40;
             for (final WorkloadRequest r : session)
             {
                 long[] ids = null;
@@ -126,7 +142,7 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
                     }
                 }
                 replayed.add(new WorkloadRequest(r.arrivalMs() + shiftMs, r.promptTokens(), r.outputTokens(), ids,
-                    r.session() + "#user" + u, r.turn(), r.thinkMs()));
+                    r.session() + "#user" + (firstUser + u), r.turn(), r.thinkMs()));
             }
         }
         replayed.sort(java.util.Comparator.comparingDouble(WorkloadRequest::arrivalMs));

@@ -13,6 +13,7 @@ import picocli.CommandLine;
 import dev.tapedeck.load.Load;
 import dev.tapedeck.load.LoadContext;
 import dev.tapedeck.load.RequestBodies;
+import dev.tapedeck.load.UsersReplay;
 
 /**
  * {@code tapedeck load}: drive any OpenAI-compatible server with a real trace (open loop at its time stamps), a rate
@@ -46,6 +47,12 @@ public final class LoadCommand implements Callable<Integer>
 
         @CommandLine.ArgGroup(exclusive = false, multiplicity = "1")
         PrefillDecode prefillDecode;
+
+        @CommandLine.Option(names = "--sweep-servers", required = true, paramLabel = "NAME=URL", split = ",",
+            description = "Instead of --url: run every point against each server in turn, named by its mode, e.g. " +
+                "off=http://a:8000,on=http://b:8000,noprefix=http://c:8000; their /metrics are scraped, and the " +
+                "report has a frontier and the cliff per mode (docs/offload.md).")
+        java.util.Map<String, URI> sweepServers;
     }
 
     /** A disaggregated prefill/decode pair, loaded as vLLM's proxy does (docs/load.md). */
@@ -87,9 +94,21 @@ public final class LoadCommand implements Callable<Integer>
         description = "Closed loop: keep C requests in flight.")
     Integer concurrency;
 
-    @CommandLine.Option(names = "--sweep", paramLabel = "concurrency=LIST|rate=LIST",
-        description = "One run per level, e.g. concurrency=1,8,64,512 (each lasts --duration or --max-requests).")
+    @CommandLine.Option(names = "--sweep", paramLabel = "concurrency=LIST|rate=LIST|users=LIST",
+        description = "One run per level, e.g. concurrency=1,8,64,512 (each lasts --duration or --max-requests), " +
+            "or users=4,16,64: the --workload's sessions replayed by that many users.")
     String sweep;
+
+    @CommandLine.Option(names = "--users", defaultValue = "0", paramLabel = "N",
+        description = "N concurrent users replaying the --workload's sessions (user u replays session u mod S with " +
+            "blocks of its own), as kv-cache-tester runs its traces; 0 replays the workload as it is (default: " +
+            "${DEFAULT-VALUE}).")
+    int users;
+
+    @CommandLine.Option(names = "--users-ramp", defaultValue = "60s", paramLabel = "DURATION",
+        converter = Converters.DurationNs.class,
+        description = "Over how long the users' first requests are spread (default: ${DEFAULT-VALUE}).")
+    long usersRampNs;
 
     @CommandLine.Option(names = "--prompt-tokens", defaultValue = "512", paramLabel = "D",
         description = "Prompt lengths for --rate/--concurrency: N, MIN..MAX, normal:MEAN,SD, lognormal:MEAN,SD " +
@@ -232,8 +251,13 @@ public final class LoadCommand implements Callable<Integer>
             throw new IllegalArgumentException("--max-failure-rate must be a fraction within [0, 1], got " +
                 maxFailureRate);
         }
+        final java.util.Map<String, URI> servers = null == target || null == target.sweepServers ?
+            java.util.Map.of() : target.sweepServers;
         return new LoadContext()
-            .urls(null == target ? null : target.urls)
+            .urls(null == target ? null : !servers.isEmpty() ? List.of(servers.values().iterator().next()) :
+                target.urls)
+            .sweepServers(servers)
+            .users(new UsersReplay(users, usersRampNs))
             .prefillUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.prefillUrl)
             .decodeUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.decodeUrl)
             .workload(workload)

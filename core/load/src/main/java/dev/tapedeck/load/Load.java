@@ -172,6 +172,7 @@ public final class Load implements AutoCloseable
         {
             final String[] kv = sweep.split("=", 2);
             sweepParameter = kv[0].trim().toLowerCase(Locale.ROOT);
+            int firstUser = 0; // each level's users are new ones: a server keeps its cache from level to level
             for (final String level : kv[1].split(","))
             {
                 final double value = Double.parseDouble(level.trim());
@@ -183,6 +184,15 @@ public final class Load implements AutoCloseable
                     points.add(new LoadJob.PointSpec("rate=" + level.trim(), value, new LoadRun.Settings(plan,
                         LoadRun.Mode.OPEN, 0, context.maxRequests(), context.maxSeconds(), context.warmupSeconds(),
                         context.drainTimeoutNs(), objectives, "rate=" + level.trim())));
+                }
+                else if ("users".equals(sweepParameter))
+                {
+                    // the workload's sessions replayed by this many users, at their time stamps
+                    points.add(new LoadJob.PointSpec("users=" + level.trim(), value, new LoadRun.Settings(
+                        basePlan(context, (int)value, firstUser), LoadRun.Mode.OPEN, 0, context.maxRequests(),
+                        context.maxSeconds(), context.warmupSeconds(), context.drainTimeoutNs(), objectives,
+                        "users=" + level.trim())));
+                    firstUser += (int)value;
                 }
                 else
                 {
@@ -224,6 +234,12 @@ public final class Load implements AutoCloseable
         }
         final Map<String, Object> target = new LinkedHashMap<>();
         target.put("url", urls.size() == 1 ? urls.get(0).toString() : urls.stream().map(URI::toString).toList());
+        if (!context.sweepServers().isEmpty())
+        {
+            final Map<String, String> servers = new LinkedHashMap<>();
+            context.sweepServers().forEach((name, url) -> servers.put(name, url.toString()));
+            target.put("servers", servers);
+        }
         if (twoHop)
         {
             target.put("prefill_url", context.prefillUrl().toString());
@@ -238,7 +254,8 @@ public final class Load implements AutoCloseable
         target.put("stream", context.stream());
         return new LoadJob.Settings(urls, twoHop ? context.prefillUrl() : null, target, optionsForReport(context),
             bodies, extra, context.clientThreads(), context.requestTimeoutNs(), objectives, sweepParameter, points,
-            context.scrapeMetrics(), context.insecure(), context.report(), context.html(), context.progress());
+            context.scrapeMetrics(), context.insecure(), context.report(), context.html(), context.progress(),
+            context.sweepServers());
     }
 
     /**
@@ -252,11 +269,18 @@ public final class Load implements AutoCloseable
      */
     public static LoadPlan basePlan(final LoadContext context) throws IOException
     {
+        return basePlan(context, context.users().count(), 0);
+    }
+
+    private static LoadPlan basePlan(final LoadContext context, final int users, final int firstUser)
+        throws IOException
+    {
         if (null != context.workload())
         {
             Workload w = "auto".equalsIgnoreCase(context.format()) ? Workloads.load(context.workload()) :
                 Workloads.load(context.workload(), WorkloadFormat.of(context.format()));
             w = context.inferSessions() ? w : w.withoutSessions();
+            w = users > 0 ? w.withUsers(users, context.users().rampNs() / 1e6, firstUser) : w;
             return LoadPlan.fromWorkload(w, context.timeScale(), 0, 0,
                 null == context.outputTokens() ? null : LengthDistribution.parse(context.outputTokens()),
                 context.seed());
@@ -322,6 +346,8 @@ public final class Load implements AutoCloseable
         put(options, "arrivals", c.arrivals());
         put(options, "concurrency", c.concurrency());
         put(options, "sweep", c.sweep());
+        put(options, "users", 0 == c.users().count() ? null : c.users().count());
+        put(options, "sweep-servers", c.sweepServers().isEmpty() ? null : c.sweepServers().toString());
         put(options, "prompt-tokens", c.promptTokens());
         put(options, "output-tokens", c.outputTokens());
         put(options, "duration", c.durationNs());

@@ -5,6 +5,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
@@ -35,6 +36,8 @@ public final class LoadContext
     private String arrivals = "poisson";
     private Integer concurrency;
     private String sweep;
+    private UsersReplay users = UsersReplay.NONE;
+    private Map<String, URI> sweepServers = Map.of();
     private String promptTokens = "512";
     private String outputTokens;
     private Long durationNs;
@@ -67,8 +70,7 @@ public final class LoadContext
     private PrintStream out = System.out;
     private PrintStream err = System.err;
     /**
-     * Check that the settings describe a run that ends ({@link LoadContextRules}). Called by {@link Load#start};
-     * calling it again does nothing new.
+     * Check that the settings describe a run that ends ({@link LoadContextRules}); {@link Load#start} calls it.
      *
      * @return this.
      * @throws IllegalArgumentException naming the first problem, in the words of the CLI flags.
@@ -104,8 +106,7 @@ public final class LoadContext
 
     /**
      * @param value prefill/decode runs: the prefill server, asked first with {@code max_tokens} 1 for the
-     *     {@code kv_transfer_params} (default none; {@code --prefill-url}, with {@code --decode-url}, instead of
-     *     {@code --url}).
+     *     {@code kv_transfer_params} (default none; {@code --prefill-url}, with {@code --decode-url}).
      * @return this.
      */
     public LoadContext prefillUrl(final URI value)
@@ -120,8 +121,7 @@ public final class LoadContext
     }
 
     /**
-     * @param value prefill/decode runs: the decode server, sent the original request with the prefill's
-     *     {@code kv_transfer_params} (default none; {@code --decode-url}).
+     * @param value prefill/decode runs: the decode server, sent the request with the prefill's kv_transfer_params.
      * @return this.
      */
     public LoadContext decodeUrl(final URI value)
@@ -238,6 +238,36 @@ public final class LoadContext
      * @param value one run per level, {@code concurrency=1,8,64} or {@code rate=1,2,4} (default none).
      * @return this.
      */
+    /**
+     * @param value the workload's sessions replayed by concurrent users ({@code --users}, {@code --users-ramp}).
+     * @return this.
+     */
+    public LoadContext users(final UsersReplay value)
+    {
+        users = value;
+        return this;
+    }
+
+    public UsersReplay users()
+    {
+        return users;
+    }
+
+    /**
+     * @param value server modes by name, each run at every point ({@code --sweep-servers}).
+     * @return this.
+     */
+    public LoadContext sweepServers(final Map<String, URI> value)
+    {
+        sweepServers = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(value));
+        return this;
+    }
+
+    public Map<String, URI> sweepServers()
+    {
+        return sweepServers;
+    }
+
     public LoadContext sweep(final String value)
     {
         sweep = value;

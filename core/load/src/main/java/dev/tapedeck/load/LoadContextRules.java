@@ -43,19 +43,34 @@ final class LoadContextRules
         {
             throw new IllegalArgumentException("--sweep replaces --rate and --concurrency");
         }
-        if (null != sweep && !sweep.matches("(?i)(concurrency|rate)=[0-9.]+(,[0-9.]+)*"))
+        if (null != sweep && !sweep.matches("(?i)(concurrency|rate|users)=[0-9.]+(,[0-9.]+)*"))
         {
-            throw new IllegalArgumentException("--sweep must be concurrency=N,N,... or rate=R,R,..., got '" + sweep +
-                "'");
+            throw new IllegalArgumentException("--sweep must be concurrency=N,N,..., rate=R,R,... or users=N,N,..., " +
+                "got '" + sweep + "'");
         }
         if (null != sweep)
         {
             checkSweepLevels(sweep);
         }
+        final boolean usersSweep = null != sweep && sweep.toLowerCase(Locale.ROOT).startsWith("users");
+        if (c.users().count() < 0 || (c.users().count() > 0 && usersSweep) || c.users().rampNs() < 0)
+        {
+            throw new IllegalArgumentException("--users must be >= 0 and not given with --sweep users=...; " +
+                "--users-ramp must not be negative");
+        }
+        if ((c.users().count() > 0 || usersSweep) && null == c.workload())
+        {
+            throw new IllegalArgumentException("--users and --sweep users=... replay a --workload's sessions");
+        }
+        if (!c.sweepServers().isEmpty() && c.isPrefillDecode())
+        {
+            throw new IllegalArgumentException("--sweep-servers and a prefill/decode pair do not go together");
+        }
+        c.sweepServers().forEach((name, url) -> ServerUrl.parse("--sweep-servers " + name, url));
         final boolean closed = c.isClosedLoop();
         final boolean generated = null == c.workload();
         final boolean bounded = null != c.durationNs() || 0 != c.maxRequests() || c.maxSeconds() > 0;
-        if ((closed || null != sweep || null != c.rate()) && !bounded)
+        if ((closed || (null != sweep && !usersSweep) || null != c.rate()) && !bounded)
         {
             throw new IllegalArgumentException("give --duration or --max-requests, or the run never ends");
         }
@@ -119,7 +134,7 @@ final class LoadContextRules
 
     private static void checkSweepLevels(final String sweep)
     {
-        final boolean concurrencySweep = sweep.toLowerCase(Locale.ROOT).startsWith("concurrency");
+        final boolean concurrencySweep = !sweep.toLowerCase(Locale.ROOT).startsWith("rate"); // or users
         for (final String level : sweep.split("=", 2)[1].split(","))
         {
             final double value;

@@ -51,11 +51,13 @@ public final class LoadJob
      * @param report JSON report path, or null.
      * @param html HTML report path, or null.
      * @param progress print a progress line.
+     * @param servers server modes by name ({@code --sweep-servers}): every point runs against each, in turn, its
+     *     {@code /metrics} scraped; empty to run against {@code urls}.
      */
     public record Settings(List<URI> urls, URI prefillUrl, Map<String, Object> target, Map<String, Object> options,
         RequestBodies bodies, Map<String, String> headers, int clientThreads, long requestTimeoutNs, Slo slo,
         String sweepParameter, List<PointSpec> points, List<URI> scrapeUrls, boolean insecureTls, Path report,
-        Path html, boolean progress)
+        Path html, boolean progress, Map<String, URI> servers)
     {
     }
 
@@ -100,64 +102,44 @@ public final class LoadJob
     public ObjectNode run() throws IOException, InterruptedException
     {
         final List<LoadReport.Point> points = new ArrayList<>();
-        final boolean terminal = null != System.console();
-        try (LoadClient client = null == settings.prefillUrl() ?
-            new LoadClient(settings.urls(), settings.clientThreads(), settings.headers(), settings.requestTimeoutNs(),
-                Transport.select("auto"), settings.insecureTls()) :
-            LoadClient.prefillDecode(settings.prefillUrl(), settings.urls().get(0), settings.clientThreads(),
-                settings.headers(), settings.requestTimeoutNs(), Transport.select("auto"), settings.insecureTls()))
+        final List<String> series = new ArrayList<>();
+        if (settings.servers().isEmpty())
         {
-            for (final PointSpec spec : settings.points())
+            try (LoadClient client = null == settings.prefillUrl() ? client(settings.urls()) :
+                LoadClient.prefillDecode(settings.prefillUrl(), settings.urls().get(0), settings.clientThreads(),
+                    settings.headers(), settings.requestTimeoutNs(), Transport.select("auto"), settings.insecureTls()))
             {
-                if (stopped)
+                runPoints(client, settings.scrapeUrls(), "", points);
+            }
+        }
+        else
+        {
+            for (final Map.Entry<String, URI> server : settings.servers().entrySet())
+            {
+                final int before = points.size();
+                try (LoadClient client = client(List.of(server.getValue())))
                 {
-                    break;
+                    runPoints(client, List.of(server.getValue().resolve("/metrics")), server.getKey(), points);
                 }
-                final MetricsScraper scraper = settings.scrapeUrls().isEmpty() ? null :
-                    new MetricsScraper(settings.scrapeUrls(), settings.insecureTls()).bracketRun(true);
-                client.preconnect(spec.settings().warmConnections(), java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
-                final LoadRun run = new LoadRun(spec.settings(), client, settings.bodies());
-                current = run;
-                if (stopped)
+                for (int i = before; i < points.size(); i++)
                 {
-                    run.stop(); // stop() came while the run was being set up
+                    series.add(server.getKey());
                 }
-                if (null != scraper)
-                {
-                    scraper.start();
-                }
-                final long[] lastPrintNs = {0};
-                final RunResult result = run.run(!settings.progress() ? null :
-                    (elapsedNs, sent, completed, failed, inFlight, planned) ->
-                    {
-                        final String line = ResultTable.progress(elapsedNs, sent, completed, failed, inFlight,
-                            planned, spec.label());
-                        if (terminal)
-                        {
-                            err.print("\r" + line + "   ");
-                            err.flush();
-                        }
-                        else if (elapsedNs - lastPrintNs[0] >= 10_000_000_000L)
-                        {
-                            err.println(line);
-                            lastPrintNs[0] = elapsedNs;
-                        }
-                    });
-                current = null;
-                if (terminal && settings.progress())
-                {
-                    err.println();
-                }
-                if (null != scraper)
-                {
-                    scraper.stop();
-                }
-                points.add(new LoadReport.Point(result, spec.level(), null == scraper ? null : scraper.series(),
-                    null == scraper ? null : scraper.kvTransfer(), null == scraper ? null : scraper.faultsInjected()));
             }
         }
         final ObjectNode report = LoadReport.build(settings.target(), settings.options(), settings.slo(),
-            settings.sweepParameter(), points);
+            null == settings.sweepParameter() && !series.isEmpty() ? "server" : settings.sweepParameter(), points);
+        if (!series.isEmpty())
+        {
+            for (int i = 0; i < series.size(); i++)
+            {
+                ((ObjectNode)report.path("points").get(i)).put("series", series.get(i));
+            }
+            if (null != settings.sweepParameter())
+            {
+                SweepSeries.analyse(report);
+            }
+        }
         if (null != settings.report())
         {
             LoadReport.write(report, settings.report());
@@ -176,5 +158,71 @@ public final class LoadJob
             out.println("html report: " + settings.html());
         }
         return report;
+    }
+
+    private LoadClient client(final List<URI> urls)
+    {
+        return new LoadClient(urls, settings.clientThreads(), settings.headers(), settings.requestTimeoutNs(),
+            Transport.select("auto"), settings.insecureTls());
+    }
+
+    /**
+     * Run every point against one server (or fleet), each scraped from {@code scrapeUrls}, labelled with
+     * {@code prefix} (a server mode's name) when not empty.
+     */
+    private void runPoints(final LoadClient client, final List<URI> scrapeUrls, final String prefix,
+        final List<LoadReport.Point> points) throws InterruptedException
+    {
+        final boolean terminal = null != System.console();
+        for (final PointSpec spec : settings.points())
+        {
+            if (stopped)
+            {
+                break;
+            }
+            final MetricsScraper scraper = scrapeUrls.isEmpty() ? null :
+                new MetricsScraper(scrapeUrls, settings.insecureTls()).bracketRun(true);
+            client.preconnect(spec.settings().warmConnections(), java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
+            final LoadRun run = new LoadRun(prefix.isEmpty() ? spec.settings() :
+                spec.settings().withLabel(prefix + " " + spec.settings().label()), client, settings.bodies());
+            current = run;
+            if (stopped)
+            {
+                run.stop(); // stop() came while the run was being set up
+            }
+            if (null != scraper)
+            {
+                scraper.start();
+            }
+            final long[] lastPrintNs = {0};
+            final RunResult result = run.run(!settings.progress() ? null :
+                (elapsedNs, sent, completed, failed, inFlight, planned) ->
+                {
+                    final String line = ResultTable.progress(elapsedNs, sent, completed, failed, inFlight,
+                        planned, prefix.isEmpty() ? spec.label() : prefix + " " + spec.label());
+                    if (terminal)
+                    {
+                        err.print("\r" + line + "   ");
+                        err.flush();
+                    }
+                    else if (elapsedNs - lastPrintNs[0] >= 10_000_000_000L)
+                    {
+                        err.println(line);
+                        lastPrintNs[0] = elapsedNs;
+                    }
+                });
+            current = null;
+            if (terminal && settings.progress())
+            {
+                err.println();
+            }
+            if (null != scraper)
+            {
+                scraper.stop();
+            }
+            points.add(new LoadReport.Point(result, spec.level(), null == scraper ? null : scraper.series(),
+                null == scraper ? null : scraper.kvTransfer(), null == scraper ? null : scraper.faultsInjected(),
+                null == scraper ? null : scraper.counterGrowth()));
+        }
     }
 }

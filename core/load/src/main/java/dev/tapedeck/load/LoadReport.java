@@ -42,10 +42,27 @@ public final class LoadReport
      *     scraped or not reported.
      * @param faultsInjected faults the server injected during the run, by kind
      *     ({@code tapedeck:faults_injected_total}), or null when it was not scraped or not reported.
+     * @param counterGrowth how much the server's counters grew over the run, by series name
+     *     ({@code prefix_queries_per_s}, ...: {@link MetricsScraper#counterGrowth}), or null when not scraped.
      */
     public record Point(RunResult result, double level, List<Map<String, Double>> server,
-        MetricsScraper.KvTransfer kvTransfer, Map<String, Long> faultsInjected)
+        MetricsScraper.KvTransfer kvTransfer, Map<String, Long> faultsInjected, Map<String, Double> counterGrowth)
     {
+        /**
+         * A point without counter totals.
+         *
+         * @param result the run.
+         * @param level the sweep level, or NaN.
+         * @param server server metrics per second, or null.
+         * @param kvTransfer the server's KV transfer totals, or null.
+         * @param faultsInjected faults the server injected, or null.
+         */
+        public Point(final RunResult result, final double level, final List<Map<String, Double>> server,
+            final MetricsScraper.KvTransfer kvTransfer, final Map<String, Long> faultsInjected)
+        {
+            this(result, level, server, kvTransfer, faultsInjected, null);
+        }
+
         /**
          * A point without fault counts.
          *
@@ -57,7 +74,7 @@ public final class LoadReport
         public Point(final RunResult result, final double level, final List<Map<String, Double>> server,
             final MetricsScraper.KvTransfer kvTransfer)
         {
-            this(result, level, server, kvTransfer, null);
+            this(result, level, server, kvTransfer, null, null);
         }
 
         /**
@@ -69,7 +86,7 @@ public final class LoadReport
          */
         public Point(final RunResult result, final double level, final List<Map<String, Double>> server)
         {
-            this(result, level, server, null, null);
+            this(result, level, server, null, null, null);
         }
     }
 
@@ -216,8 +233,69 @@ public final class LoadReport
         cdf.set("itl", cdf(r.itlNs));
         cdf.set("e2e", cdf(r.e2eNs));
         node.set("timeline", timeline(result, point.server()));
+        if (null != point.server())
+        {
+            final ObjectNode kv = kvCache(point.server(), point.counterGrowth());
+            if (null != kv)
+            {
+                node.set("kv_cache", kv);
+            }
+        }
         node.set("notes", JSON.valueToTree(result.notes()));
         return node;
+    }
+
+    /**
+     * The server's prefix-cache hit rates over the run, from how much its counters grew between the scrapes just
+     * before and after it: vLLM's prefix-cache queries and hits (the GPU's) and external hits (a KV connector's: a
+     * CPU tier, a P/D pull), or SGLang's cached tokens over its prompt tokens; else the mean of SGLang's hit-rate
+     * gauge; null when the server reported none of them.
+     */
+    private static ObjectNode kvCache(final List<Map<String, Double>> server, final Map<String, Double> growth)
+    {
+        final Map<String, Double> grown = null == growth ? Map.of() : growth;
+        final double queries = grown.getOrDefault("prefix_queries_per_s", 0.0);
+        final double hits = grown.getOrDefault("prefix_hits_per_s", 0.0);
+        final double external = grown.getOrDefault("external_prefix_hits_per_s", 0.0);
+        final double prompt = grown.getOrDefault("prompt_tokens_per_s", 0.0);
+        double gauge = 0;
+        int gauges = 0;
+        for (final Map<String, Double> second : server)
+        {
+            if (null != second && second.containsKey("prefix_hit_rate"))
+            {
+                gauge += second.get("prefix_hit_rate");
+                gauges++;
+            }
+        }
+        final ObjectNode kv = JSON.createObjectNode();
+        if (queries > 0)
+        {
+            kv.put("source", "prefix cache counters");
+            kv.put("gpu_hit_rate", round4(hits / queries));
+            kv.put("cpu_hit_rate", round4(external / queries));
+            kv.put("hit_rate", round4((hits + external) / queries));
+        }
+        else if (hits > 0 && prompt > 0)
+        {
+            kv.put("source", "cached tokens over prompt tokens");
+            kv.put("hit_rate", round4(hits / prompt));
+        }
+        else if (gauges > 0)
+        {
+            kv.put("source", "hit-rate gauge, mean");
+            kv.put("hit_rate", round4(gauge / gauges));
+        }
+        else
+        {
+            return null;
+        }
+        return kv;
+    }
+
+    private static double round4(final double value)
+    {
+        return Math.round(value * 10_000) / 10_000.0;
     }
 
     /**

@@ -104,6 +104,16 @@ public final class LoadRun implements ExchangeListener
             this(plan, mode, concurrency, maxRequests, maxSeconds, warmupSeconds, drainTimeoutNs, slo, label, 0);
         }
 
+        /**
+         * @param value another name in reports.
+         * @return these settings under that name.
+         */
+        public Settings withLabel(final String value)
+        {
+            return new Settings(plan, mode, concurrency, maxRequests, maxSeconds, warmupSeconds, drainTimeoutNs, slo,
+                value, rampUpNs);
+        }
+
         private static final int MIN_WARM_CONNECTIONS = 256;
         private static final int MAX_WARM_CONNECTIONS = 8192;
 

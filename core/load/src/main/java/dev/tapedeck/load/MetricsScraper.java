@@ -21,9 +21,11 @@ import org.agrona.concurrent.SystemNanoClock;
  * Samples a server's Prometheus endpoints once a second during a run ({@code --scrape-metrics URL...}; several, as
  * the instances of a fleet, are read as one server: their samples are summed, usage averaged) and keeps, per
  * second, the gauges a load test reads next to its own numbers: requests running and waiting, KV-cache usage, and
- * the rates of the prompt, generation and preemption counters. vLLM ({@code vllm:}) and SGLang ({@code sglang:})
- * names are understood; samples of one metric with several label sets (engines, data-parallel ranks) are summed
- * (usage is averaged). A failed scrape leaves that second empty and is counted, never failing the run.
+ * the rates of the prompt, generation, preemption and prefix-cache counters. vLLM ({@code vllm:}) and SGLang
+ * ({@code sglang:}) names are understood (SGLang's token usage as KV usage, running and queued requests, cached tokens
+ * and its cache hit rate as prefix hits, retractions as preemptions); samples of one metric with several label sets
+ * (engines, data-parallel ranks, cache sources) are summed (usage and hit rate averaged). A failed scrape leaves that
+ * second empty and is counted, never failing the run.
  * <p>
  * It also keeps the totals of vLLM's NIXL KV transfer histogram ({@code vllm:nixl_xfer_time_seconds}, recorded by the
  * decode side of a prefill/decode pair) at the first and the last successful scrape; with {@link #bracketRun},
@@ -52,9 +54,19 @@ public final class MetricsScraper implements Agent
         COUNTERS.put("vllm:prompt_tokens_total", "prompt_tokens_per_s");
         COUNTERS.put("vllm:generation_tokens_total", "generation_tokens_per_s");
         COUNTERS.put("vllm:num_preemptions_total", "preemptions_per_s");
+        COUNTERS.put("vllm:prefix_cache_queries_total", "prefix_queries_per_s");
+        COUNTERS.put("vllm:prefix_cache_hits_total", "prefix_hits_per_s");
+        COUNTERS.put("vllm:external_prefix_cache_hits_total", "external_prefix_hits_per_s");
         COUNTERS.put("sglang:prompt_tokens_total", "prompt_tokens_per_s");
         COUNTERS.put("sglang:generation_tokens_total", "generation_tokens_per_s");
+        // SGLang: tokens served from its radix cache (any cache_source), and retractions (its preemptions)
+        COUNTERS.put("sglang:cached_tokens_total", "prefix_hits_per_s");
+        COUNTERS.put("sglang:num_retracted_requests_total", "preemptions_per_s");
+        GAUGES.put("sglang:cache_hit_rate", "prefix_hit_rate");
     }
+
+    /** Gauges averaged over label sets (engines, ranks) rather than summed. */
+    private static final java.util.Set<String> AVERAGED = java.util.Set.of("kv_cache_usage", "prefix_hit_rate");
 
     private static final String XFER_SUM = "vllm:nixl_xfer_time_seconds_sum";
     private static final String FAULTS = "tapedeck:faults_injected_total";
@@ -89,6 +101,8 @@ public final class MetricsScraper implements Agent
     private double[] firstXfer;
     private double[] lastXfer;
     private Map<String, Double> firstFaults;
+    private Map<String, Double> firstCounters;
+    private Map<String, Double> lastCounters;
     private Map<String, Double> lastFaults;
     private boolean bracketRun;
 
@@ -212,6 +226,28 @@ public final class MetricsScraper implements Agent
                 grown.put(fault, delta);
             }
         });
+        return grown;
+    }
+
+    /**
+     * @return how much each known counter grew between the first and the last successful scrape (by its series
+     *     name, e.g. {@code prefix_hits_per_s}: a count, not a rate), counters that went backwards (a restart) or
+     *     were missing at first left out; empty before two scrapes.
+     */
+    public Map<String, Double> counterGrowth()
+    {
+        final Map<String, Double> grown = new LinkedHashMap<>();
+        if (null != firstCounters && null != lastCounters)
+        {
+            lastCounters.forEach((name, last) ->
+            {
+                final Double first = firstCounters.get(name);
+                if (null != first && last >= first)
+                {
+                    grown.put(name, last - first);
+                }
+            });
+        }
         return grown;
     }
 
@@ -343,7 +379,7 @@ public final class MetricsScraper implements Agent
             if (null != gauge)
             {
                 values.merge(gauge, value, Double::sum);
-                if ("kv_cache_usage".equals(gauge))
+                if (AVERAGED.contains(gauge))
                 {
                     usageSamples.merge(gauge, 1, Integer::sum);
                 }
@@ -377,6 +413,11 @@ public final class MetricsScraper implements Agent
             });
         }
         previousCounters = counters;
+        if (null == firstCounters)
+        {
+            firstCounters = counters;
+        }
+        lastCounters = counters;
         if (null == firstXfer)
         {
             firstXfer = xferSeen ? xfer.clone() : new double[2];

@@ -100,6 +100,40 @@ class MetricsScraperTest
     }
 
     @Test
+    void shouldReadSglangsNamesOntoTheSameSeriesAndGrowPrefixCountersOverTheRun()
+    {
+        final MetricsScraper scraper = new MetricsScraper(URI.create("http://127.0.0.1:9/metrics"),
+            new CachedNanoClock());
+        scraper.parse("sglang:num_running_reqs{tp_rank=\"0\"} 3\nsglang:num_queue_reqs{tp_rank=\"0\"} 2\n" +
+            "sglang:token_usage{tp_rank=\"0\"} 0.5\nsglang:cache_hit_rate{tp_rank=\"0\"} 0.25\n" +
+            "sglang:prompt_tokens_total 1000\nsglang:cached_tokens_total{cache_source=\"device\"} 100\n" +
+            "sglang:num_retracted_requests_total 1\n");
+        final Map<String, Double> second = scraper.parse("sglang:num_running_reqs{tp_rank=\"0\"} 4\n" +
+            "sglang:num_running_reqs{tp_rank=\"1\"} 1\nsglang:num_queue_reqs 0\n" +
+            "sglang:token_usage{tp_rank=\"0\"} 0.5\nsglang:token_usage{tp_rank=\"1\"} 0.7\n" +
+            "sglang:cache_hit_rate{tp_rank=\"0\"} 0.4\nsglang:cache_hit_rate{tp_rank=\"1\"} 0.6\n" +
+            "sglang:prompt_tokens_total 3000\nsglang:cached_tokens_total{cache_source=\"device\"} 700\n" +
+            "sglang:cached_tokens_total{cache_source=\"host\"} 400\nsglang:num_retracted_requests_total 4\n");
+        assertEquals(5, second.get("running"), 1e-9, "summed over ranks");
+        assertEquals(0.6, second.get("kv_cache_usage"), 1e-9, "token usage, averaged");
+        assertEquals(0.5, second.get("prefix_hit_rate"), 1e-9, "cache hit rate, averaged");
+        assertEquals(3, second.get("preemptions_per_s"), 1e-9, "retractions as preemptions");
+        assertEquals(1000, second.get("prefix_hits_per_s"), 1e-9, "cached tokens of every source");
+        final Map<String, Double> grown = scraper.counterGrowth();
+        assertEquals(2000, grown.get("prompt_tokens_per_s"), 1e-9);
+        assertEquals(1000, grown.get("prefix_hits_per_s"), 1e-9);
+
+        final MetricsScraper vllm = new MetricsScraper(URI.create("http://127.0.0.1:9/metrics"),
+            new CachedNanoClock());
+        vllm.parse("vllm:prefix_cache_queries_total{engine=\"0\"} 100\nvllm:prefix_cache_hits_total 50\n" +
+            "vllm:external_prefix_cache_hits_total 0\n");
+        vllm.parse("vllm:prefix_cache_queries_total{engine=\"0\"} 1100\nvllm:prefix_cache_hits_total 250\n" +
+            "vllm:external_prefix_cache_hits_total 600\n");
+        assertEquals(Map.of("prefix_queries_per_s", 1000.0, "prefix_hits_per_s", 200.0,
+            "external_prefix_hits_per_s", 600.0), vllm.counterGrowth());
+    }
+
+    @Test
     void shouldTakeTheKvTransferTimeAsTheHistogramsGrowthSummedOverLabelSets()
     {
         final MetricsScraper scraper = new MetricsScraper(URI.create("http://127.0.0.1:9/metrics"),

@@ -376,6 +376,13 @@ final class RequestParser
             {
                 throw ApiException.validation(missing("messages', " + i + ", 'role"), "body.messages." + i + ".role");
             }
+            final JsonNode name = message.get("name");
+            if (null != name && !name.isTextual())
+            {
+                // every message type of vLLM's chat request declares name a plain string: null is refused
+                throw ApiException.validation(typeError("string_type", "messages', " + i + ", 'name",
+                    "Input should be a valid string"), "body.messages." + i + ".name");
+            }
             out.add(new ChatTemplate.Message(role.asText(), content(message.get("content"), i, media),
                 StructuredFields.earlierToolCalls(message.get("tool_calls")), optionalString(message, "tool_call_id")));
         }

@@ -138,6 +138,19 @@ class RequestParserTest
     }
 
     @Test
+    void shouldTakeTheDeveloperRoleAndNullToolFieldsButRefuseANullName()
+    {
+        final ParsedRequest request = chat("{\"messages\":[{\"role\":\"developer\",\"content\":\"be brief\"}," +
+            "{\"role\":\"user\",\"content\":\"hi\",\"name\":\"ana\"},{\"role\":\"assistant\",\"content\":\"hello\"," +
+            "\"tool_calls\":null},{\"role\":\"tool\",\"content\":\"42\",\"tool_call_id\":null}]}");
+        assertEquals(List.of("developer", "user", "assistant", "tool"),
+            request.messages.stream().map(ChatTemplate.Message::role).toList());
+        final ApiException name = chatError("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"name\":null}]}",
+            VALIDATION, "body.messages.0.name");
+        assertTrue(name.getMessage().contains("'type': 'string_type'"), name.getMessage());
+    }
+
+    @Test
     void shouldJoinTextContentPartsAndTreatNullContentAsEmpty()
     {
         final ParsedRequest request = chat("{\"messages\":[{\"role\":\"assistant\",\"content\":null}," +

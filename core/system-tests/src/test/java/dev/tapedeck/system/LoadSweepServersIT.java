@@ -1,0 +1,88 @@
+package dev.tapedeck.system;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import dev.tapedeck.engine.KvOffloadSettings;
+import dev.tapedeck.http.TestServer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code load --sweep users=... --sweep-servers off=URL,on=URL} over real sockets: two in-process servers whose GPU
+ * KV cache holds the sessions of 2 users but not of 8, one with a CPU tier; kv-cache-tester conversations replayed
+ * by 2 and 8 users against each; one report with a point per server and level, each server's prefix-hit rates from
+ * its scraped {@code /metrics}, and a frontier per server.
+ */
+@Timeout(90)
+class LoadSweepServersIT
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldRunEveryLevelAgainstEachServerAndReportTheirHitRates() throws Exception
+    {
+        final Path conversations = Files.createDirectories(dir.resolve("conversations"));
+        for (int c = 0; c < 2; c++)
+        {
+            final StringBuilder requests = new StringBuilder();
+            for (int turn = 0; turn < 4; turn++)
+            {
+                final int in = 256 * (turn + 1);
+                final StringBuilder ids = new StringBuilder();
+                for (int b = 1; b <= in / 64; b++)
+                {
+                    ids.append(b > 1 ? "," : "").append(b);
+                }
+                requests.append(turn > 0 ? "," : "").append("{\"t\":").append(0.15 * turn)
+                    .append(",\"type\":\"n\",\"in\":").append(in).append(",\"out\":4,\"hash_ids\":[").append(ids)
+                    .append("],\"think_time\":0.05}");
+            }
+            Files.writeString(conversations.resolve("c" + c + ".json"), "{\"id\":\"c" + c + "\",\"block_size\":64," +
+                "\"hash_id_scope\":\"local\",\"requests\":[" + requests + "]}");
+        }
+        // 160 blocks of 16 tokens: 2 users' 1,024-token contexts fit, 8 users' do not
+        try (TestServer off = new TestServer(LoadHarness.serveContext(1 << 20),
+                c -> c.kvCacheBlocks(160).maxModelLen(2048));
+            TestServer on = new TestServer(LoadHarness.serveContext(1 << 20),
+                c -> c.kvCacheBlocks(160).maxModelLen(2048).kvOffload(new KvOffloadSettings(
+                    KvOffloadSettings.OFFLOADING_CONNECTOR, 0, 4096, 0, 1024, 1024, 50e9))))
+        {
+            final Path report = dir.resolve("sweep.json");
+            final LoadHarness.Cli cli = LoadHarness.load("--sweep-servers", "off=http://127.0.0.1:" +
+                off.ports.get(0) + ",on=http://127.0.0.1:" + on.ports.get(0), "--workload", conversations.toString(),
+                "--sweep", "users=2,8", "--users-ramp", "200ms", "--ignore-eos", "--report", report.toString(),
+                "--quiet");
+            assertEquals(0, cli.exitCode(), cli.err());
+            final JsonNode json = LoadHarness.readReport(report);
+            final JsonNode points = json.path("points");
+            assertEquals(4, points.size(), points.toString());
+            final String[] labels = {"off users=2", "off users=8", "on users=2", "on users=8"};
+            for (int i = 0; i < labels.length; i++)
+            {
+                final JsonNode point = points.get(i);
+                assertEquals(labels[i], point.path("label").asText());
+                assertEquals(labels[i].split(" ")[0], point.path("series").asText());
+                assertEquals(0, point.path("requests").path("failed").asLong(), point.path("errors").toString());
+                assertEquals(4 * (i % 2 == 0 ? 2 : 8), point.path("requests").path("completed").asLong());
+                assertTrue(point.path("kv_cache").path("hit_rate").isNumber(), "scraped: " + point);
+            }
+            assertEquals(0, points.get(1).path("kv_cache").path("cpu_hit_rate").asDouble(), "off has no CPU tier");
+            assertTrue(points.get(3).path("kv_cache").path("cpu_hit_rate").asDouble() > 0,
+                "8 users on the server with a CPU tier load prefixes from it: " + points.get(3).path("kv_cache"));
+            assertTrue(points.get(3).path("kv_cache").path("hit_rate").asDouble() >
+                points.get(1).path("kv_cache").path("hit_rate").asDouble(), "more hits with the tier");
+            assertTrue(json.path("series").path("off").path("pareto").isArray(), json.path("series").toString());
+            assertTrue(json.path("series").path("on").has("ttft_doubled_at"), json.path("series").toString());
+            assertEquals("http://127.0.0.1:" + on.ports.get(0),
+                json.path("target").path("servers").path("on").asText());
+        }
+    }
+}
