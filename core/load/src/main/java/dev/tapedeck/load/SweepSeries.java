@@ -14,7 +14,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * series, the Pareto frontier of output throughput against p99 TTFT, and the cliff: the first level at which p99
  * TTFT is at least twice the series' lowest level's ({@code ttft_doubled_at}), and the first at which the prefix-hit
  * rate over all tiers ({@code kv_cache.hit_rate}) falls below half of the lowest level's
- * ({@code hit_rate_collapsed_at}); null when it does not happen within the sweep. Written to the report's
+ * ({@code hit_rate_collapsed_at}); null when it does not happen within the sweep; and its {@code curve}: per level,
+ * output tokens/s, p99 TTFT and interactivity (the tokens/s one user sees: 1000 / the median TPOT in ms), the axes
+ * agentic benchmarks plot (per GPU: divide the throughput by the server's GPUs). Written to the report's
  * {@code series} object, in the order the series first appear.
  * <p>
  * Stateless; thread safe.
@@ -52,6 +54,23 @@ public final class SweepSeries
                 if (!dominated(point, points))
                 {
                     frontier.add(point.path("label").asText());
+                }
+            }
+            final ArrayNode curve = node.putArray("curve");
+            for (final JsonNode point : points)
+            {
+                final double tpotMs = point.path("latency_ms").path("tpot").path("p50").asDouble(Double.NaN);
+                final ObjectNode at = curve.addObject();
+                at.put("level", point.path("level").asDouble());
+                at.put("output_tokens_per_s", throughput(point));
+                at.put("ttft_p99_ms", point.path("latency_ms").path("ttft").path("p99").asDouble(Double.NaN));
+                if (tpotMs > 0)
+                {
+                    at.put("interactivity_tokens_per_s", Math.round(1e4 / tpotMs) / 10.0);
+                }
+                else
+                {
+                    at.putNull("interactivity_tokens_per_s");
                 }
             }
             final double firstTtft = ttftP99(points.get(0));

@@ -92,6 +92,15 @@ class SimulateOffloadTest
         assertTrue(series.path("offload=on").path("hit_rate_collapsed_at").isNull() ||
             series.path("offload=on").path("hit_rate_collapsed_at").asDouble() >
             series.path("offload=off").path("hit_rate_collapsed_at").asDouble(), series.toString());
+        final JsonNode curve = series.path("offload=on").path("curve");
+        assertEquals(6, curve.size(), curve.toString());
+        for (final JsonNode at : curve)
+        {
+            assertTrue(at.path("output_tokens_per_s").asDouble() > 0 && at.path("ttft_p99_ms").asDouble() > 0 &&
+                at.path("interactivity_tokens_per_s").asDouble() > 0, at.toString());
+        }
+        assertTrue(curve.get(5).path("output_tokens_per_s").asDouble() > curve.get(0).path("output_tokens_per_s")
+            .asDouble(), "48 users produce more than 4: " + curve);
         for (final JsonNode point : report.path("points"))
         {
             final String mode = point.path("series").asText();
