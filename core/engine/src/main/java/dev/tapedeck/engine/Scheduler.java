@@ -153,6 +153,7 @@ final class Scheduler
             dropPreempted();
         }
         int inFrontend = 0;
+        boolean onlyLoaded = false;
         while (!preemptedThisStep && budget > 0 && runningCount < running.length && !waiting.isEmpty())
         {
             // a step anchored in the past (a late driver catching up) cannot take a request that arrived after it
@@ -169,13 +170,20 @@ final class Scheduler
                 inFrontend++;
                 continue;
             }
-            if (!loras.admissible(next))
+            if (!loras.admissible(next) || (onlyLoaded && 0 == next.numBlocks))
             {
                 defer(waiting.poll());
             }
             else if (!admit(step, next, nowNs, admission))
             {
-                break;
+                if (0 != runningCount || onlyLoaded || !waiting.anyHoldsBlocks())
+                {
+                    break;
+                }
+                // nothing runs and the head cannot start, while requests behind it hold the blocks a connector
+                // loaded for them: they start (computing their last tokens) instead of waiting behind it for ever
+                defer(waiting.poll());
+                onlyLoaded = true;
             }
         }
         deferredLastStep = deferredCount - inFrontend;
