@@ -141,20 +141,7 @@ final class KvEventBatchEncoder
         {
             at += saltLength;
         }
-        if (asMaps)
-        {
-            writer.mapHeader(11).string(TYPE).string(BLOCK_STORED).string(BLOCK_HASHES);
-        }
-        else
-        {
-            writer.arrayHeader(extraKeys ? 10 : 8).string(BLOCK_STORED);
-        }
-        writer.arrayHeader(blockCount);
-        for (int i = 0; i < blockCount; i++)
-        {
-            writer.uint64(record.getLong(at));
-            at += Long.BYTES;
-        }
+        at = storedHashes(record, at, blockCount);
         key(PARENT_BLOCK_HASH);
         if (hasParent)
         {
@@ -205,14 +192,7 @@ final class KvEventBatchEncoder
         {
             at = skipMedia(record, blockCount, at);
         }
-        if (asMaps)
-        {
-            writer.string(GROUP_IDX).int64(0).string(KV_CACHE_SPEC_KIND).string(FULL_ATTENTION);
-        }
-        else if (extraKeys)
-        {
-            writer.int64(0); // group_idx
-        }
+        storedGroup();
         return at;
     }
 
@@ -284,24 +264,9 @@ final class KvEventBatchEncoder
      */
     private int offloadedStored(final DirectBuffer record, final int start)
     {
-        int at = start;
-        final int blockCount = record.getInt(at);
-        final int blockSize = record.getInt(at + 4);
-        at += 8;
-        if (asMaps)
-        {
-            writer.mapHeader(11).string(TYPE).string(BLOCK_STORED).string(BLOCK_HASHES);
-        }
-        else
-        {
-            writer.arrayHeader(extraKeys ? 10 : 8).string(BLOCK_STORED);
-        }
-        writer.arrayHeader(blockCount);
-        for (int i = 0; i < blockCount; i++)
-        {
-            writer.uint64(record.getLong(at));
-            at += Long.BYTES;
-        }
+        final int blockCount = record.getInt(start);
+        final int blockSize = record.getInt(start + 4);
+        final int at = storedHashes(record, start + 8, blockCount);
         key(PARENT_BLOCK_HASH);
         writer.nil();
         key(TOKEN_IDS);
@@ -319,6 +284,38 @@ final class KvEventBatchEncoder
             key(EXTRA_KEYS);
             writer.nil();
         }
+        storedGroup();
+        return at;
+    }
+
+    /**
+     * Open a {@code BlockStored} (a map or a positional array of this line's arity) and write its block hashes.
+     *
+     * @return where the record's hashes end.
+     */
+    private int storedHashes(final DirectBuffer record, final int hashesAt, final int blockCount)
+    {
+        if (asMaps)
+        {
+            writer.mapHeader(11).string(TYPE).string(BLOCK_STORED).string(BLOCK_HASHES);
+        }
+        else
+        {
+            writer.arrayHeader(extraKeys ? 10 : 8).string(BLOCK_STORED);
+        }
+        writer.arrayHeader(blockCount);
+        int at = hashesAt;
+        for (int i = 0; i < blockCount; i++)
+        {
+            writer.uint64(record.getLong(at));
+            at += Long.BYTES;
+        }
+        return at;
+    }
+
+    /** Close a {@code BlockStored}: {@code group_idx} 0 (and, as a map, the full-attention spec kind). */
+    private void storedGroup()
+    {
         if (asMaps)
         {
             writer.string(GROUP_IDX).int64(0).string(KV_CACHE_SPEC_KIND).string(FULL_ATTENTION);
@@ -327,7 +324,6 @@ final class KvEventBatchEncoder
         {
             writer.int64(0); // group_idx
         }
-        return at;
     }
 
     private void removed(final long hash, final byte[] medium)

@@ -385,18 +385,32 @@ public final class PrometheusExposition
 
     private void promptTokensBySource(final StringBuilder out)
     {
-        final String name = "vllm:prompt_tokens_by_source";
-        final String help = "Number of prompt tokens by source.";
+        labelledCounter(out, "vllm:prompt_tokens_by_source", "Number of prompt tokens by source.", "source",
+            new String[] {"local_compute", "local_cache_hit", "external_kv_transfer"}, (e, source) ->
+            {
+                final EngineMetrics m = engines.get(e).metrics();
+                return 0 == source ? m.promptTokensLocalCompute : 1 == source ? m.promptTokensLocalCacheHit :
+                    m.promptTokensExternal;
+            });
+    }
+
+    /**
+     * A counter family with one label: a sample per engine and label value.
+     *
+     * @param value the count of engine {@code e} for label value {@code v} (an index into {@code values}).
+     */
+    private void labelledCounter(final StringBuilder out, final String name, final String help, final String label,
+        final String[] values, final CountOf value)
+    {
         header(out, name + "_total", help, "counter");
         for (int e = 0; e < engines.size(); e++)
         {
-            final EngineMetrics m = engines.get(e).metrics();
-            sample(out, name + "_total", e, "source", "local_compute", m.promptTokensLocalCompute);
-            sample(out, name + "_total", e, "source", "local_cache_hit", m.promptTokensLocalCacheHit);
-            sample(out, name + "_total", e, "source", "external_kv_transfer", m.promptTokensExternal);
+            for (int v = 0; v < values.length; v++)
+            {
+                sample(out, name + "_total", e, label, values[v], value.of(e, v));
+            }
         }
-        final String[] sources = {"local_compute", "local_cache_hit", "external_kv_transfer"};
-        created(out, name, help, "source", sources);
+        created(out, name, help, label, values);
     }
 
     private void requestSuccess(final StringBuilder out)
@@ -427,50 +441,12 @@ public final class PrometheusExposition
     private void offload(final StringBuilder out)
     {
         final String[] types = OffloadMetrics.TRANSFER_TYPES;
-        final String bytes = "vllm:kv_offload_total_bytes";
-        final String bytesHelp = "Number of bytes offloaded by KV connector";
-        header(out, bytes + "_total", bytesHelp, "counter");
-        for (int e = 0; e < engines.size(); e++)
-        {
-            for (int t = 0; t < types.length; t++)
-            {
-                sample(out, bytes + "_total", e, "transfer_type", types[t], offloadOf(e).bytes[t]);
-            }
-        }
-        created(out, bytes, bytesHelp, "transfer_type", types);
-        final String time = "vllm:kv_offload_total_time";
-        final String timeHelp = "Total time measured by all KV offloading operations";
-        header(out, time + "_total", timeHelp, "counter");
-        for (int e = 0; e < engines.size(); e++)
-        {
-            for (int t = 0; t < types.length; t++)
-            {
-                sample(out, time + "_total", e, "transfer_type", types[t], offloadOf(e).seconds[t]);
-            }
-        }
-        created(out, time, timeHelp, "transfer_type", types);
-        final String size = "vllm:kv_offload_size";
-        header(out, size, "Histogram of KV offload transfer size, in bytes.", "histogram");
-        for (int e = 0; e < engines.size(); e++)
-        {
-            for (int t = 0; t < types.length; t++)
-            {
-                final Histogram h = offloadOf(e).sizes[t];
-                final double[] bounds = h.upperBounds();
-                long cumulative = 0;
-                for (int b = 0; b <= bounds.length; b++)
-                {
-                    cumulative += h.bucketCount(b);
-                    out.append(size).append("_bucket{engine=\"").append(firstEngine + e).append("\",le=\"")
-                        .append(b < bounds.length ? GoFloat.format(bounds[b]) : "+Inf")
-                        .append("\",model_name=\"").append(modelName).append("\",transfer_type=\"").append(types[t])
-                        .append("\"} ").append(GoFloat.format(cumulative)).append('\n');
-                }
-                sample(out, size + "_count", e, "transfer_type", types[t], h.count());
-                sample(out, size + "_sum", e, "transfer_type", types[t], h.sum());
-            }
-        }
-        created(out, size, "Histogram of KV offload transfer size, in bytes.", "transfer_type", types);
+        labelledCounter(out, "vllm:kv_offload_total_bytes", "Number of bytes offloaded by KV connector",
+            "transfer_type", types, (e, t) -> offloadOf(e).bytes[t]);
+        labelledCounter(out, "vllm:kv_offload_total_time", "Total time measured by all KV offloading operations",
+            "transfer_type", types, (e, t) -> offloadOf(e).seconds[t]);
+        histogram(out, "vllm:kv_offload_size", "Histogram of KV offload transfer size, in bytes.", "transfer_type",
+            types, (e, t) -> offloadOf(e).sizes[t]);
     }
 
     private OffloadMetrics offloadOf(final int engine)
@@ -510,24 +486,54 @@ public final class PrometheusExposition
     private void histogram(final StringBuilder out, final String name, final String help,
         final java.util.function.IntFunction<Histogram> perEngine)
     {
+        histogram(out, name, help, null, new String[] {null}, (e, v) -> perEngine.apply(e));
+    }
+
+    /**
+     * A histogram family, with one label or none ({@code label} null, {@code values} one null): buckets, count and
+     * sum per engine and label value. A label is written after {@code model_name}, where Prometheus' order puts
+     * {@code transfer_type}.
+     */
+    private void histogram(final StringBuilder out, final String name, final String help, final String label,
+        final String[] values, final PerEngineAndLabel<Histogram> perEngine)
+    {
         header(out, name, help, "histogram");
         for (int e = 0; e < engines.size(); e++)
         {
-            final Histogram h = perEngine.apply(e);
-            final double[] bounds = h.upperBounds();
-            long cumulative = 0;
-            for (int b = 0; b <= bounds.length; b++)
+            for (int v = 0; v < values.length; v++)
             {
-                cumulative += h.bucketCount(b);
-                out.append(name).append("_bucket{engine=\"").append(firstEngine + e).append("\",le=\"")
-                    .append(b < bounds.length ? GoFloat.format(bounds[b]) : "+Inf")
-                    .append("\",model_name=\"").append(modelName).append("\"} ")
-                    .append(GoFloat.format(cumulative)).append('\n');
+                final Histogram h = perEngine.of(e, v);
+                final double[] bounds = h.upperBounds();
+                long cumulative = 0;
+                for (int b = 0; b <= bounds.length; b++)
+                {
+                    cumulative += h.bucketCount(b);
+                    out.append(name).append("_bucket{engine=\"").append(firstEngine + e).append("\",le=\"")
+                        .append(b < bounds.length ? GoFloat.format(bounds[b]) : "+Inf")
+                        .append("\",model_name=\"").append(modelName);
+                    if (null != label)
+                    {
+                        out.append("\",").append(label).append("=\"").append(values[v]);
+                    }
+                    out.append("\"} ").append(GoFloat.format(cumulative)).append('\n');
+                }
+                sample(out, name + "_count", e, label, values[v], h.count());
+                sample(out, name + "_sum", e, label, values[v], h.sum());
             }
-            sample(out, name + "_count", e, null, null, h.count());
-            sample(out, name + "_sum", e, null, null, h.sum());
         }
-        created(out, name, help, null, null);
+        created(out, name, help, label, null == label ? null : values);
+    }
+
+    /** The histogram of engine {@code engine} and label value {@code labelValue} (an index). */
+    private interface PerEngineAndLabel<T>
+    {
+        T of(int engine, int labelValue);
+    }
+
+    /** The count of engine {@code engine} and label value {@code labelValue} (an index). */
+    private interface CountOf
+    {
+        double of(int engine, int labelValue);
     }
 
     private static Histogram histogramOf(final EngineMetrics m, final Hist which)

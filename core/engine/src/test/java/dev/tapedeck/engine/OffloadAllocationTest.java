@@ -32,24 +32,7 @@ class OffloadAllocationTest
             .kvOffload(hostTier ? new KvOffloadSettings(KvOffloadSettings.OFFLOADING_CONNECTOR, 0, 4096, 0, 1024,
                 1024, 50e9) : null)
             .conclude();
-        final Engine engine = new Engine(config, new OutputSink()
-        {
-            @Override
-            public boolean onToken(final Request request, final int tokenId)
-            {
-                return false;
-            }
-
-            @Override
-            public void onFinished(final Request request)
-            {
-            }
-
-            @Override
-            public void onBatchEnd(final long nowNs)
-            {
-            }
-        }, 0);
+        final Engine engine = new Engine(config, OutputSink.DISCARD, 0);
         final int[][] prompts = new int[8][];
         for (int p = 0; p < prompts.length; p++)
         {
