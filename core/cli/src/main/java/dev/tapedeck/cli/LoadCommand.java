@@ -13,7 +13,6 @@ import picocli.CommandLine;
 import dev.tapedeck.load.Load;
 import dev.tapedeck.load.LoadContext;
 import dev.tapedeck.load.RequestBodies;
-import dev.tapedeck.load.UsersReplay;
 
 /**
  * {@code tapedeck load}: drive any OpenAI-compatible server with a real trace (open loop at its time stamps), a rate
@@ -99,16 +98,8 @@ public final class LoadCommand implements Callable<Integer>
             "or users=4,16,64: the --workload's sessions replayed by that many users.")
     String sweep;
 
-    @CommandLine.Option(names = "--users", defaultValue = "0", paramLabel = "N",
-        description = "N concurrent users replaying the --workload's sessions (user u replays session u mod S with " +
-            "blocks of its own), as kv-cache-tester runs its traces; 0 replays the workload as it is (default: " +
-            "${DEFAULT-VALUE}).")
-    int users;
-
-    @CommandLine.Option(names = "--users-ramp", defaultValue = "60s", paramLabel = "DURATION",
-        converter = Converters.DurationNs.class,
-        description = "Over how long the users' first requests are spread (default: ${DEFAULT-VALUE}).")
-    long usersRampNs;
+    @CommandLine.Mixin
+    UsersOptions users = new UsersOptions();
 
     @CommandLine.Option(names = "--prompt-tokens", defaultValue = "512", paramLabel = "D",
         description = "Prompt lengths for --rate/--concurrency: N, MIN..MAX, normal:MEAN,SD, lognormal:MEAN,SD " +
@@ -257,7 +248,7 @@ public final class LoadCommand implements Callable<Integer>
             .urls(null == target ? null : !servers.isEmpty() ? List.of(servers.values().iterator().next()) :
                 target.urls)
             .sweepServers(servers)
-            .users(new UsersReplay(users, usersRampNs))
+            .users(users.replay())
             .prefillUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.prefillUrl)
             .decodeUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.decodeUrl)
             .workload(workload)

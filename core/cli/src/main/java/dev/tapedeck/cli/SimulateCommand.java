@@ -77,16 +77,8 @@ public final class SimulateCommand implements Callable<Integer>
             "(a frontier and the cliff per mode).")
     java.util.List<String> sweep;
 
-    @CommandLine.Option(names = "--users", defaultValue = "0", paramLabel = "N",
-        description = "N concurrent users replaying the workload's sessions (user u replays session u mod S with " +
-            "blocks of its own), as kv-cache-tester runs its traces; 0 runs the workload as it is (default: " +
-            "${DEFAULT-VALUE}).")
-    int users;
-
-    @CommandLine.Option(names = "--users-ramp", defaultValue = "60s", paramLabel = "DURATION",
-        converter = Converters.DurationNs.class,
-        description = "Over how long the users' first requests are spread (default: ${DEFAULT-VALUE}).")
-    long usersRampNs;
+    @CommandLine.Mixin
+    UsersOptions users = new UsersOptions();
 
     @CommandLine.Option(names = "--model", paramLabel = "NAME",
         description = "Model name, for the report and the KV cache under --gpu-memory-gb (default: Qwen/Qwen3-8B).")
@@ -137,8 +129,7 @@ public final class SimulateCommand implements Callable<Integer>
             .traceOut(traceOut)
             .report(report)
             .html(html)
-            .users(users)
-            .usersRampMs(usersRampNs / 1e6)
+            .users(users.replay())
             .sizeContextToWorkload(!spec.commandLine().getParseResult().hasMatchedOption("--max-model-len"));
         for (final String axis : null == sweep ? java.util.List.<String>of() : sweep)
         {

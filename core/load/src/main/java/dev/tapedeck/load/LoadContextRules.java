@@ -53,11 +53,7 @@ final class LoadContextRules
             checkSweepLevels(sweep);
         }
         final boolean usersSweep = null != sweep && sweep.toLowerCase(Locale.ROOT).startsWith("users");
-        if (c.users().count() < 0 || (c.users().count() > 0 && usersSweep) || c.users().rampNs() < 0)
-        {
-            throw new IllegalArgumentException("--users must be >= 0 and not given with --sweep users=...; " +
-                "--users-ramp must not be negative");
-        }
+        c.users().checkAgainstSweep(usersSweep ? "users" : null);
         if ((c.users().count() > 0 || usersSweep) && null == c.workload())
         {
             throw new IllegalArgumentException("--users and --sweep users=... replay a --workload's sessions");

@@ -6,6 +6,7 @@ import java.util.List;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.load.Slo;
+import dev.tapedeck.load.UsersReplay;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -43,8 +44,7 @@ public final class SimulateContext
     private String sweepParameter;
     private List<Integer> sweepValues = List.of();
     private List<String> offloadModes = List.of();
-    private int users;
-    private double usersRampMs = 60_000;
+    private UsersReplay users = UsersReplay.NONE;
     private boolean sizeContextToWorkload;
     private Path traceOut;
     private Path report;
@@ -95,11 +95,7 @@ public final class SimulateContext
             throw new IllegalArgumentException("--sweep offload=on needs the CPU tier's size: " +
                 "--kv-offloading-size GIB");
         }
-        if (users < 0 || (users > 0 && "users".equals(sweepParameter)) || !(usersRampMs >= 0))
-        {
-            throw new IllegalArgumentException("--users must be >= 0, and not given with --sweep users=...; " +
-                "--users-ramp must not be negative");
-        }
+        users.checkAgainstSweep(sweepParameter);
         if (null == engine || null == slo || null == model || null == prefixCachingHashAlgo)
         {
             throw new IllegalArgumentException("engine, slo, model and prefix-caching hash algo must not be null");
@@ -465,38 +461,20 @@ public final class SimulateContext
     }
 
     /**
-     * @param value concurrent users replaying the workload's sessions, 0 to run the workload as it is.
+     * @param value the workload's sessions replayed by concurrent users ({@code --users}, {@code --users-ramp};
+     *     default none).
      * @return this.
      */
-    public SimulateContext users(final int value)
+    public SimulateContext users(final UsersReplay value)
     {
         users = value;
         return this;
     }
 
     /**
-     * @param value over how long the users' first requests are spread, in ms (their cold prompts would otherwise
-     *     queue behind each other at the start).
-     * @return this.
+     * @return the users replaying the workload's sessions ({@link UsersReplay#NONE} for the workload as it is).
      */
-    public SimulateContext usersRampMs(final double value)
-    {
-        usersRampMs = value;
-        return this;
-    }
-
-    /**
-     * @return over how long the users' first requests are spread, in ms.
-     */
-    public double usersRampMs()
-    {
-        return usersRampMs;
-    }
-
-    /**
-     * @return concurrent users replaying the workload's sessions, 0 for the workload as it is.
-     */
-    public int users()
+    public UsersReplay users()
     {
         return users;
     }
