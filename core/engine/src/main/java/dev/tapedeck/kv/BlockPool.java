@@ -29,12 +29,9 @@ public final class BlockPool
     private final int[] refCounts;
     private final long[] hashes;
     private final boolean[] hashed;
-    private final int[] previousFree;
-    private final int[] nextFree;
+    /** Free blocks, least recently freed first. */
+    private final IndexList free;
     private final BlockHashIndex blockByHash;
-    private int freeHead = NONE;
-    private int freeTail = NONE;
-    private int freeCount;
     private long evictions;
     private long changes;
     private KvEventSink events;
@@ -64,8 +61,7 @@ public final class BlockPool
         refCounts = new int[capacity];
         hashes = new long[capacity];
         hashed = new boolean[capacity];
-        previousFree = new int[capacity];
-        nextFree = new int[capacity];
+        free = new IndexList(capacity);
         watchCounts = new short[capacity];
         blockByHash = new BlockHashIndex(hashes);
         reset();
@@ -109,9 +105,7 @@ public final class BlockPool
         }
         watchHolds = false;
         blockByHash.clear();
-        freeHead = NONE;
-        freeTail = NONE;
-        freeCount = 0;
+        free.clear();
         for (int block = 0; block < capacity; block++)
         {
             appendFree(block);
@@ -131,7 +125,7 @@ public final class BlockPool
      */
     public int freeBlocks()
     {
-        return freeCount;
+        return free.size();
     }
 
     /**
@@ -139,7 +133,7 @@ public final class BlockPool
      */
     public int usedBlocks()
     {
-        return capacity - freeCount;
+        return capacity - free.size();
     }
 
     /**
@@ -216,7 +210,7 @@ public final class BlockPool
      */
     public int nextToAllocate()
     {
-        return freeHead;
+        return free.head();
     }
 
     /**
@@ -244,7 +238,7 @@ public final class BlockPool
      */
     public int allocate()
     {
-        final int block = freeHead;
+        final int block = free.head();
         if (NONE == block)
         {
             return NONE;
@@ -398,43 +392,12 @@ public final class BlockPool
     private void appendFree(final int block)
     {
         changes++;
-        previousFree[block] = freeTail;
-        nextFree[block] = NONE;
-        if (NONE == freeTail)
-        {
-            freeHead = block;
-        }
-        else
-        {
-            nextFree[freeTail] = block;
-        }
-        freeTail = block;
-        freeCount++;
+        free.append(block);
     }
 
     private void unlinkFree(final int block)
     {
         changes++;
-        final int previous = previousFree[block];
-        final int next = nextFree[block];
-        if (NONE == previous)
-        {
-            freeHead = next;
-        }
-        else
-        {
-            nextFree[previous] = next;
-        }
-        if (NONE == next)
-        {
-            freeTail = previous;
-        }
-        else
-        {
-            previousFree[next] = previous;
-        }
-        previousFree[block] = NONE;
-        nextFree[block] = NONE;
-        freeCount--;
+        free.remove(block);
     }
 }

@@ -7,8 +7,8 @@ package dev.tapedeck.kv;
  * its copy from the GPU ended ({@code readyNs}); a block is never evicted while its copy in runs, nor while a load
  * from it runs (its pin count).
  * <p>
- * Only the hashes, times, pins and the LRU links are kept (28 bytes a block and about 6 of index, allocated at
- * construction): no KV bytes.
+ * Only the hashes, times, pins and the LRU links ({@link IndexList}) are kept (28 bytes a block and about 6 of
+ * index, allocated at construction): no KV bytes.
  * <b>Not thread safe</b>: owned by the engine's thread.
  */
 public final class HostKvTier
@@ -19,12 +19,9 @@ public final class HostKvTier
     private final long[] hashes;
     private final long[] readyNs;
     private final int[] pins;
-    private final int[] older;
-    private final int[] newer;
+    /** Blocks holding a hash, least recently used first (blocks are handed out in id order and never left empty). */
+    private final IndexList lru;
     private final BlockHashIndex index;
-    private int leastRecent = NONE;
-    private int mostRecent = NONE;
-    private int used;
     private long evicted;
 
     /**
@@ -39,8 +36,7 @@ public final class HostKvTier
         hashes = new long[capacityBlocks];
         readyNs = new long[capacityBlocks];
         pins = new int[capacityBlocks];
-        older = new int[capacityBlocks];
-        newer = new int[capacityBlocks];
+        lru = new IndexList(capacityBlocks);
         index = new BlockHashIndex(hashes);
     }
 
@@ -57,7 +53,7 @@ public final class HostKvTier
      */
     public int used()
     {
-        return used;
+        return lru.size();
     }
 
     /**
@@ -91,8 +87,8 @@ public final class HostKvTier
         {
             return NONE;
         }
-        unlink(block);
-        linkMostRecent(block);
+        lru.remove(block);
+        lru.append(block);
         return block;
     }
 
@@ -116,23 +112,23 @@ public final class HostKvTier
         }
         int block;
         int outcome = 1;
-        if (used < hashes.length)
+        if (lru.size() < hashes.length)
         {
-            block = used++;
+            block = lru.size();
         }
         else
         {
-            block = leastRecent;
+            block = lru.head();
             while (NONE != block && (pins[block] > 0 || readyNs[block] - nowNs > 0))
             {
-                block = newer[block];
+                block = lru.next(block);
             }
             if (NONE == block)
             {
                 return -1;
             }
             index.remove(hashes[block]);
-            unlink(block);
+            lru.remove(block);
             if (null != evictedHashes)
             {
                 evictedHashes[0] = hashes[block];
@@ -144,7 +140,7 @@ public final class HostKvTier
         readyNs[block] = readyAtNs;
         pins[block] = 0;
         index.put(block);
-        linkMostRecent(block);
+        lru.append(block);
         return outcome;
     }
 
@@ -173,42 +169,5 @@ public final class HostKvTier
     public long hashOf(final int block)
     {
         return hashes[block];
-    }
-
-    private void unlink(final int block)
-    {
-        final int before = older[block];
-        final int after = newer[block];
-        if (NONE == before)
-        {
-            leastRecent = after;
-        }
-        else
-        {
-            newer[before] = after;
-        }
-        if (NONE == after)
-        {
-            mostRecent = before;
-        }
-        else
-        {
-            older[after] = before;
-        }
-    }
-
-    private void linkMostRecent(final int block)
-    {
-        older[block] = mostRecent;
-        newer[block] = NONE;
-        if (NONE == mostRecent)
-        {
-            leastRecent = block;
-        }
-        else
-        {
-            newer[mostRecent] = block;
-        }
-        mostRecent = block;
     }
 }
