@@ -30,34 +30,43 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * @param expertsPerToken experts each token is routed to ({@code num_experts_per_tok}); 0 for a dense model.
  * @param tiedEmbeddings {@code tie_word_embeddings}: the LM head reuses the embedding matrix.
  * @param parameters the published parameter count (weights are {@code parameters x dtype bytes}).
+ * @param contextLength the context length vLLM derives from the config when no {@code --max-model-len} is given
+ *     ({@code max_position_embeddings} or its aliases, times a {@code rope_scaling} factor); 0 when the config gives
+ *     none.
  */
 public record ModelArchitecture(String name, int layers, int hiddenSize, int heads, int kvHeads, int headDim,
-    int intermediateSize, int vocabSize, int experts, int expertsPerToken, boolean tiedEmbeddings, long parameters)
+    int intermediateSize, int vocabSize, int experts, int expertsPerToken, boolean tiedEmbeddings, long parameters,
+    int contextLength)
 {
     /** Built-in models, from their published {@code config.json}; looked up by {@link #lookup(String)}. */
     public static final List<ModelArchitecture> KNOWN = List.of(
-        dense("Qwen/Qwen3-0.6B", 28, 1024, 16, 8, 128, 3072, 151_936, true, 751_632_384L),
-        dense("Qwen/Qwen3-8B", 36, 4096, 32, 8, 128, 12_288, 151_936, false, 8_190_735_360L),
-        dense("Qwen/Qwen3-14B", 40, 5120, 40, 8, 128, 17_408, 151_936, false, 14_768_307_200L),
-        dense("Qwen/Qwen3-32B", 64, 5120, 64, 8, 128, 25_600, 151_936, false, 32_762_123_264L),
+        dense("Qwen/Qwen3-0.6B", 28, 1024, 16, 8, 128, 3072, 151_936, true, 751_632_384L, 40_960),
+        dense("Qwen/Qwen3-8B", 36, 4096, 32, 8, 128, 12_288, 151_936, false, 8_190_735_360L, 40_960),
+        dense("Qwen/Qwen3-14B", 40, 5120, 40, 8, 128, 17_408, 151_936, false, 14_768_307_200L, 40_960),
+        dense("Qwen/Qwen3-32B", 64, 5120, 64, 8, 128, 25_600, 151_936, false, 32_762_123_264L, 40_960),
         new ModelArchitecture("Qwen/Qwen3-30B-A3B", 48, 2048, 32, 4, 128, 768, 151_936, 128, 8, false,
-            30_532_122_624L),
-        dense("Qwen/Qwen2.5-7B", 28, 3584, 28, 4, 128, 18_944, 152_064, false, 7_615_616_512L),
-        dense("meta-llama/Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192, 128_256, true, 1_235_814_400L),
-        dense("meta-llama/Llama-3.2-3B", 28, 3072, 24, 8, 128, 8192, 128_256, true, 3_212_749_824L),
-        dense("meta-llama/Llama-3.1-8B", 32, 4096, 32, 8, 128, 14_336, 128_256, false, 8_030_261_248L),
-        dense("meta-llama/Llama-3.1-70B", 80, 8192, 64, 8, 128, 28_672, 128_256, false, 70_553_706_496L),
-        dense("meta-llama/Llama-3.3-70B", 80, 8192, 64, 8, 128, 28_672, 128_256, false, 70_553_706_496L),
-        dense("meta-llama/Llama-2-7b-hf", 32, 4096, 32, 32, 128, 11_008, 32_000, false, 6_738_415_616L),
-        dense("meta-llama/Llama-2-13b-hf", 40, 5120, 40, 40, 128, 13_824, 32_000, false, 13_015_864_320L),
-        dense("meta-llama/Llama-2-70b-hf", 80, 8192, 64, 8, 128, 28_672, 32_000, false, 68_976_648_192L),
-        dense("codellama/CodeLlama-34b-hf", 48, 8192, 64, 8, 128, 22_016, 32_000, false, 33_743_970_304L),
-        dense("mistralai/Mistral-7B-v0.1", 32, 4096, 32, 8, 128, 14_336, 32_000, false, 7_241_732_096L),
+            30_532_122_624L, 40_960),
+        new ModelArchitecture("Qwen/Qwen3-30B-A3B-Instruct-2507", 48, 2048, 32, 4, 128, 768, 151_936, 128, 8, false,
+            30_532_122_624L, 262_144),
+        dense("Qwen/Qwen2.5-7B", 28, 3584, 28, 4, 128, 18_944, 152_064, false, 7_615_616_512L, 131_072),
+        dense("meta-llama/Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192, 128_256, true, 1_235_814_400L, 131_072),
+        dense("meta-llama/Llama-3.2-3B", 28, 3072, 24, 8, 128, 8192, 128_256, true, 3_212_749_824L, 131_072),
+        dense("meta-llama/Llama-3.1-8B", 32, 4096, 32, 8, 128, 14_336, 128_256, false, 8_030_261_248L, 131_072),
+        dense("meta-llama/Llama-3.1-70B", 80, 8192, 64, 8, 128, 28_672, 128_256, false, 70_553_706_496L, 131_072),
+        dense("meta-llama/Llama-3.3-70B", 80, 8192, 64, 8, 128, 28_672, 128_256, false, 70_553_706_496L, 131_072),
+        dense("meta-llama/Llama-2-7b-hf", 32, 4096, 32, 32, 128, 11_008, 32_000, false, 6_738_415_616L, 4096),
+        dense("meta-llama/Llama-2-13b-hf", 40, 5120, 40, 40, 128, 13_824, 32_000, false, 13_015_864_320L, 4096),
+        dense("meta-llama/Llama-2-70b-hf", 80, 8192, 64, 8, 128, 28_672, 32_000, false, 68_976_648_192L, 4096),
+        dense("codellama/CodeLlama-34b-hf", 48, 8192, 64, 8, 128, 22_016, 32_000, false, 33_743_970_304L, 16_384),
+        dense("mistralai/Mistral-7B-v0.1", 32, 4096, 32, 8, 128, 14_336, 32_000, false, 7_241_732_096L, 32_768),
         new ModelArchitecture("mistralai/Mixtral-8x7B-v0.1", 32, 4096, 32, 8, 128, 14_336, 32_000, 8, 2, false,
-            46_702_792_704L));
+            46_702_792_704L, 32_768));
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String[] SUFFIXES = {"-instruct-hf", "-chat-hf", "-instruct", "-chat", "-hf"};
+    /** The config fields vLLM reads a model's context length from (it takes the smallest present). */
+    private static final List<String> CONTEXT_FIELDS = List.of("max_position_embeddings", "n_positions",
+        "max_seq_len", "seq_length", "model_max_length", "max_sequence_length", "max_seq_length", "seq_len");
 
     /**
      * Validates the shape.
@@ -65,7 +74,8 @@ public record ModelArchitecture(String name, int layers, int hiddenSize, int hea
     public ModelArchitecture
     {
         if (layers <= 0 || hiddenSize <= 0 || heads <= 0 || kvHeads <= 0 || headDim <= 0 || intermediateSize <= 0 ||
-            vocabSize <= 0 || experts < 0 || expertsPerToken < 0 || expertsPerToken > experts || parameters <= 0)
+            vocabSize <= 0 || experts < 0 || expertsPerToken < 0 || expertsPerToken > experts || parameters <= 0 ||
+            contextLength < 0)
         {
             throw new IllegalArgumentException("model '" + name + "': every dimension must be positive and " +
                 "num_experts_per_tok at most the experts");
@@ -74,10 +84,10 @@ public record ModelArchitecture(String name, int layers, int hiddenSize, int hea
 
     private static ModelArchitecture dense(final String name, final int layers, final int hidden, final int heads,
         final int kvHeads, final int headDim, final int intermediate, final int vocab, final boolean tied,
-        final long parameters)
+        final long parameters, final int contextLength)
     {
         return new ModelArchitecture(name, layers, hidden, heads, kvHeads, headDim, intermediate, vocab, 0, 0, tied,
-            parameters);
+            parameters, contextLength);
     }
 
     /**
@@ -237,12 +247,44 @@ public record ModelArchitecture(String name, int layers, int hiddenSize, int hea
         try
         {
             return new ModelArchitecture(name, layers, hidden, heads, kvHeads, headDim, intermediate, vocab, experts,
-                perToken, tied, parameters);
+                perToken, tied, parameters, contextLength(text));
         }
         catch (final IllegalArgumentException ex)
         {
             throw new IOException(file + ": " + ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * vLLM's derivation of the default {@code max_model_len}: the smallest of the length fields the config has, times
+     * the {@code rope_scaling} factor for a scaling that extends the context (YaRN from its original length; not
+     * {@code llama3}, {@code su} or {@code longrope}, whose length fields already hold the extended context).
+     */
+    private static int contextLength(final JsonNode text)
+    {
+        long length = Long.MAX_VALUE;
+        for (final String field : CONTEXT_FIELDS)
+        {
+            if (text.path(field).isNumber() && text.get(field).asLong() > 0)
+            {
+                length = Math.min(length, text.get(field).asLong());
+            }
+        }
+        if (Long.MAX_VALUE == length)
+        {
+            return 0;
+        }
+        final JsonNode scaling = text.path("rope_scaling");
+        final String type = scaling.path("rope_type").asText(scaling.path("type").asText("default"));
+        if (scaling.path("factor").isNumber() && !List.of("default", "llama3", "su", "longrope").contains(type))
+        {
+            if ("yarn".equals(type) && scaling.path("original_max_position_embeddings").isNumber())
+            {
+                length = scaling.get("original_max_position_embeddings").asLong();
+            }
+            length = (long)(length * scaling.get("factor").asDouble());
+        }
+        return (int)Math.min(Integer.MAX_VALUE, length);
     }
 
     private static int required(final JsonNode node, final String where, final String field) throws IOException

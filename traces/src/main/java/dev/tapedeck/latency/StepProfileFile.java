@@ -151,6 +151,10 @@ public final class StepProfileFile
         m.put("num_experts_per_tok", a.expertsPerToken());
         m.put("tie_word_embeddings", a.tiedEmbeddings());
         m.put("parameters", a.parameters());
+        if (a.contextLength() > 0)
+        {
+            m.put("max_position_embeddings", a.contextLength());
+        }
         root.put("gpu", profile.gpu().name());
         root.put("tensor_parallel_size", profile.tensorParallel());
         final ObjectNode r = root.putObject("roofline");

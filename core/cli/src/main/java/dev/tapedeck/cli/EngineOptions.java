@@ -26,9 +26,11 @@ public final class EngineOptions
         description = "Token budget of one step: decodes first, then prefill chunks (default: ${DEFAULT-VALUE}).")
     int maxNumBatchedTokens;
 
-    @CommandLine.Option(names = "--max-model-len", paramLabel = "N", defaultValue = "8192",
-        description = "Context length: prompt plus output tokens (default: ${DEFAULT-VALUE}).")
-    int maxModelLen;
+    @CommandLine.Option(names = "--max-model-len", paramLabel = "N",
+        description = "Context length: prompt plus output tokens (default: the model's, as vLLM derives it from " +
+            "config.json: a known --model, --model-config or the step profile's model, up to what the KV cache " +
+            "holds; else 8192).")
+    Integer maxModelLen;
 
     @CommandLine.Option(names = "--max-waiting-queue-length", paramLabel = "N", defaultValue = "16384",
         description = "Waiting requests beyond which new ones get 429 (default: ${DEFAULT-VALUE}).")
@@ -226,9 +228,56 @@ public final class EngineOptions
      * @return {@code --max-num-batched-tokens}, raised to {@code --max-model-len} without chunked prefill (vLLM's
      *     engine arguments do the same, so that any prompt fits in one step).
      */
-    int stepBudget()
+    int stepBudget(final int contextLength)
     {
-        return enableChunkedPrefill ? maxNumBatchedTokens : Math.max(maxNumBatchedTokens, maxModelLen);
+        return enableChunkedPrefill ? maxNumBatchedTokens : Math.max(maxNumBatchedTokens, contextLength);
+    }
+
+    /**
+     * @param kvCacheBlocks the KV cache's capacity in blocks.
+     * @return {@code --max-model-len}, else the served model's context length (what vLLM derives from its
+     *     config.json) capped at what the KV cache holds, as vLLM's {@code --max-model-len auto} fits it (vLLM would
+     *     refuse to start instead; a simulator sized by one flag should not), else {@link EngineConfig}'s default.
+     */
+    int maxModelLen(final int kvCacheBlocks)
+    {
+        if (null != maxModelLen)
+        {
+            return maxModelLen;
+        }
+        final ModelArchitecture model = servedArchitecture();
+        if (null == model || 0 == model.contextLength())
+        {
+            return EngineConfig.DEFAULT_MAX_MODEL_LEN;
+        }
+        return (int)Math.max(2, Math.min(model.contextLength(), (long)kvCacheBlocks * blockSize));
+    }
+
+    /**
+     * @return the served model's dimensions: the physics profile's model, else {@code --model-config}'s, else the
+     *     built-in ones of {@code --model}; null when none is known.
+     * @throws IllegalArgumentException naming the file when {@code --model-config} cannot be read.
+     */
+    private ModelArchitecture servedArchitecture()
+    {
+        final RooflineProfile physics = latency.physicsInUse(capacityModel);
+        if (null != physics)
+        {
+            return physics.model();
+        }
+        if (null != latency.modelConfig)
+        {
+            try
+            {
+                return ModelArchitecture.read(latency.modelConfig);
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new IllegalArgumentException("--model-config " + latency.modelConfig + ": " + ex.getMessage(),
+                    ex);
+            }
+        }
+        return ModelArchitecture.lookup(capacityModel);
     }
 
     /**
@@ -296,19 +345,7 @@ public final class EngineOptions
         final LatencyOptions.LinearDeployment measured = latency.linearDeploymentInUse(capacityModel);
         final int tensorParallel = null != latency.tensorParallelSize ? latency.tensorParallelSize :
             null != measured ? measured.tensorParallel() : 1;
-        ModelArchitecture model = ModelArchitecture.lookup(capacityModel);
-        if (null != latency.modelConfig)
-        {
-            try
-            {
-                model = ModelArchitecture.read(latency.modelConfig);
-            }
-            catch (final java.io.IOException ex)
-            {
-                throw new IllegalArgumentException("--model-config " + latency.modelConfig + ": " + ex.getMessage(),
-                    ex);
-            }
-        }
+        final ModelArchitecture model = servedArchitecture();
         if (null == model)
         {
             throw new IllegalArgumentException("--enable-mfu-metrics: no built-in dimensions for model '" +
@@ -320,17 +357,19 @@ public final class EngineOptions
     EngineConfig template()
     {
         latency.checkConfigHash();
+        final int kvBlocks = kvCacheBlocks();
+        final int contextLength = maxModelLen(kvBlocks);
         return new EngineConfig()
             .kvOffload(offloadSettings())
             .maxNumSeqs(maxNumSeqs)
-            .maxNumBatchedTokens(stepBudget())
+            .maxNumBatchedTokens(stepBudget(contextLength))
             .enableChunkedPrefill(enableChunkedPrefill)
-            .maxModelLen(maxModelLen)
+            .maxModelLen(contextLength)
             .maxWaitingQueueLength(maxWaitingQueueLength)
             .longPrefillTokenThreshold(longPrefillTokenThreshold)
             .schedulingPolicy(schedulingPolicy)
             .blockSize(blockSize)
-            .kvCacheBlocks(kvCacheBlocks())
+            .kvCacheBlocks(kvBlocks)
             .enablePrefixCaching(enablePrefixCaching)
             .kvCacheMetricsSample(kvCacheMetricsSample(kvCacheMetrics, kvCacheMetricsSample))
             .mfu(enableMfuMetrics ? mfuEstimate() : null)
@@ -343,7 +382,7 @@ public final class EngineOptions
                 modelledFrontend ? latency.frontendDelayNs(capacityModel) : 0)
             .frontendDelayJitter(null != frontendDelayJitter ? frontendDelayJitter :
                 modelledFrontend ? latency.frontendDelayJitter(capacityModel) : 0)
-            .latencyModel(latency.build(maxNumSeqs, stepBudget(), capacityModel))
+            .latencyModel(latency.build(maxNumSeqs, stepBudget(contextLength), capacityModel))
             .speculativeDecoding(latency.speculativeDecoding())
             .tokenReplay(latency.tokenReplay())
             .stepReplay(latency.stepReplay());
@@ -356,7 +395,7 @@ public final class EngineOptions
     {
         final RooflineProfile physics = latency.physicsInUse(capacityModel);
         final LatencyOptions.LinearDeployment measured = latency.linearDeploymentInUse(capacityModel);
-        final ModelArchitecture model = null != physics ? physics.model() : ModelArchitecture.lookup(capacityModel);
+        final ModelArchitecture model = servedArchitecture();
         final int tensorParallel = null != physics ? physics.tensorParallel() : null != measured ?
             measured.tensorParallel() : null != latency.tensorParallelSize ? latency.tensorParallelSize : 1;
         final dev.tapedeck.latency.GpuSpec gpu = null != physics ? physics.gpu() : null != measured ?

@@ -363,12 +363,16 @@ final class LatencyOptions
 
     /**
      * The shipped linear profiles by the model they were fitted on (the default model, Qwen/Qwen3-8B, keeps the
-     * default profile and KV cache without being listed).
+     * default profile and KV cache without being listed), in name order, so that a profile alone names the first of
+     * its models (the MoE profile was measured on the 2507 release of Qwen3-30B-A3B, which shares its dimensions).
      */
-    private static final java.util.Map<String, LinearDeployment> LINEAR_BY_MODEL = java.util.Map.of(
-        "meta-llama/Llama-3.1-8B", new LinearDeployment(StepCoefficients.DENSE_8B_RTXPRO6000, "RTX-PRO-6000", 1),
-        "Qwen/Qwen3-32B", new LinearDeployment(StepCoefficients.DENSE_32B_TP2_RTXPRO6000, "RTX-PRO-6000", 2),
-        "Qwen/Qwen3-30B-A3B", new LinearDeployment(StepCoefficients.MOE_30B_A3B_RTXPRO6000, "RTX-PRO-6000", 1));
+    private static final java.util.Map<String, LinearDeployment> LINEAR_BY_MODEL = new java.util.TreeMap<>(
+        java.util.Map.of(
+            "meta-llama/Llama-3.1-8B", new LinearDeployment(StepCoefficients.DENSE_8B_RTXPRO6000, "RTX-PRO-6000", 1),
+            "Qwen/Qwen3-32B", new LinearDeployment(StepCoefficients.DENSE_32B_TP2_RTXPRO6000, "RTX-PRO-6000", 2),
+            "Qwen/Qwen3-30B-A3B", new LinearDeployment(StepCoefficients.MOE_30B_A3B_RTXPRO6000, "RTX-PRO-6000", 1),
+            "Qwen/Qwen3-30B-A3B-Instruct-2507",
+            new LinearDeployment(StepCoefficients.MOE_30B_A3B_RTXPRO6000, "RTX-PRO-6000", 1)));
     /** A model with no profile of its own runs predicted on this GPU when none is named. */
     private static final String DEFAULT_PHYSICS_GPU = "H100";
     /** ... at the fewest GPUs (1, 2, 4, 8) whose memory leaves the KV cache at least this many tokens. */

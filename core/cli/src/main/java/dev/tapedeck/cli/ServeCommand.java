@@ -370,11 +370,12 @@ public final class ServeCommand implements Callable<Integer>
         onSignal("in-flight", context.shutdownTimeoutNs(), started::shutdown, recorder, context.capture().traceOut());
         StartupHeap.release();
         LOG.log(System.Logger.Level.INFO, "tapedeck {0} serving {1} on {2} (tokenizer: {3}; chat template: {10}; " +
-            "{4}; {5}; {6} engine(s) per port, KV cache {7} blocks of {8} tokens each) ready in {9} ms",
+            "{4}; {5}; {6} engine(s) per port, KV cache {7} blocks of {8} tokens each, max model len {11}) ready in " +
+            "{9} ms",
             TapedeckVersion.version(), options.modelNameForResponses(), urls(started.baseUrls()), tokenizer.name(),
             first.latencyModel().describe(), options.transport().cliName(), context.dataParallelSize(),
             first.kvCacheBlocks(), first.blockSize(), (System.nanoTime() - startNs) / 1_000_000,
-            options.chatTemplate().displayName());
+            options.chatTemplate().displayName(), first.maxModelLen());
         if (options.lora().enabled())
         {
             LOG.log(System.Logger.Level.INFO, "LoRA: adapters {0}, max-loras {1}, max-lora-rank {2}",

@@ -100,7 +100,7 @@ class CliTest
             "--time-to-first-token-std-dev", "50ms");
         assertEquals(2, knob.exitCode());
         assertTrue(knob.err().contains("at most 30%"), knob.err());
-        final CliRun pool = run("serve", "--port", "0", "--kv-cache-size", "10");
+        final CliRun pool = run("serve", "--port", "0", "--kv-cache-size", "10", "--max-model-len", "8192");
         assertEquals(2, pool.exitCode());
         assertTrue(pool.err().contains("--max-model-len 8192 needs 512 KV blocks of 16 tokens but the KV cache " +
             "holds 10 blocks"), pool.err());

@@ -198,4 +198,31 @@ class PhysicsProfileOptionsTest
         assertEquals(2, missing.exitCode());
         assertTrue(missing.err().contains("--model-config"), missing.err());
     }
+
+    @Test
+    void shouldTakeTheContextLengthFromTheModelAsVllmDerivesIt() throws Exception
+    {
+        assertEquals(40_960, template("Qwen/Qwen3-8B").maxModelLen());
+        assertEquals(131_072, template("meta-llama/Llama-3.1-8B-Instruct").maxModelLen());
+        assertEquals(262_144, template("Qwen/Qwen3-30B-A3B-Instruct-2507").maxModelLen());
+        // the measured physics profile's model: Llama-2's 4k
+        assertEquals(4096, template("meta-llama/Llama-2-70b-chat-hf").maxModelLen());
+        // a model nobody described keeps the old default; the flag always wins
+        assertEquals(EngineConfig.DEFAULT_MAX_MODEL_LEN, template("my-finetune").maxModelLen());
+        assertEquals(2048, template("meta-llama/Llama-3.1-8B", "--max-model-len", "2048").maxModelLen());
+        // never more than the KV cache holds (vLLM's auto fit), so a small cache still starts
+        assertEquals(100 * 16, template("meta-llama/Llama-3.1-8B", "--kv-cache-size", "100").maxModelLen());
+        // a config.json: the smallest length field, extended by a YaRN factor from its original length
+        final Path config = dir.resolve("config.json");
+        Files.writeString(config, "{\"hidden_size\": 1024, \"num_attention_heads\": 16, \"num_key_value_heads\": 8, " +
+            "\"intermediate_size\": 3072, \"num_hidden_layers\": 4, \"vocab_size\": 1000, " +
+            "\"max_position_embeddings\": 40960, \"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0, " +
+            "\"original_max_position_embeddings\": 32768}}");
+        assertEquals(131_072, ModelArchitecture.read(config).contextLength());
+        Files.writeString(config, "{\"hidden_size\": 1024, \"num_attention_heads\": 16, \"intermediate_size\": 3072, " +
+            "\"num_hidden_layers\": 4, \"vocab_size\": 1000, \"max_position_embeddings\": 131072, " +
+            "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}}");
+        assertEquals(131_072, ModelArchitecture.read(config).contextLength());
+        assertEquals(131_072, template("custom", "--model-config", config.toString()).maxModelLen());
+    }
 }

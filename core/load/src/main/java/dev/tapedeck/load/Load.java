@@ -1,6 +1,7 @@
 package dev.tapedeck.load;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -212,7 +213,7 @@ public final class Load implements AutoCloseable
         }
         final boolean twoHop = context.isPrefillDecode();
         final List<URI> urls = twoHop ? List.of(context.decodeUrl()) : context.urls();
-        final String modelName = null != context.model() ? context.model() : discoverModel(context, urls.get(0));
+        final String modelName = modelName(context, urls.get(0), basePlan);
         final RequestBodies.Endpoint which = context.endpoint();
         final PromptFactory prompts = new PromptFactory(PromptWords.of(promptTokenizer), context.seed(),
             basePlan.blockSize(), context.cacheResistant());
@@ -301,7 +302,51 @@ public final class Load implements AutoCloseable
         return LengthDistribution.parse(null == context.outputTokens() ? "128" : context.outputTokens());
     }
 
-    private static String discoverModel(final LoadContext context, final URI first)
+    /**
+     * @return {@code --model}, else the first model the server lists, warning of requests longer than its context.
+     */
+    private static String modelName(final LoadContext context, final URI first, final LoadPlan plan)
+        throws IOException, InterruptedException
+    {
+        if (null != context.model())
+        {
+            return context.model();
+        }
+        final JsonNode served = discoverModel(context, first);
+        warnOfLongRequests(plan, served.path("max_model_len").asLong(0), context.err());
+        return served.path("id").asText();
+    }
+
+    /**
+     * One line on {@code err} when some of the plan's requests need more context than the server serves (they would
+     * fail with 400): how many, the longest, and the flag that fixes it.
+     */
+    private static void warnOfLongRequests(final LoadPlan plan, final long maxModelLen, final PrintStream err)
+    {
+        if (maxModelLen <= 0)
+        {
+            return;
+        }
+        long longest = 0;
+        int tooLong = 0;
+        for (final PlannedRequest request : plan.requests())
+        {
+            final long tokens = (long)request.promptTokens() + Math.max(1, request.outputTokens());
+            longest = Math.max(longest, tokens);
+            tooLong += tokens > maxModelLen ? 1 : 0;
+        }
+        if (tooLong > 0)
+        {
+            err.printf(Locale.ROOT, "load: %d of %d requests need more than the server's max_model_len of %d tokens " +
+                "(longest %d, prompt plus output): the server will refuse them with 400; serve with --max-model-len " +
+                "%d or a model of a longer context%n", tooLong, plan.requests().size(), maxModelLen, longest, longest);
+        }
+    }
+
+    /**
+     * @return the first entry of the server's {@code /v1/models} ({@code id}, and {@code max_model_len} from vLLM).
+     */
+    private static JsonNode discoverModel(final LoadContext context, final URI first)
         throws IOException, InterruptedException
     {
         final HttpClient http = Tls.javaClient(context.insecure()).connectTimeout(Duration.ofSeconds(5)).build();
@@ -327,7 +372,7 @@ public final class Load implements AutoCloseable
         {
             throw new IOException(models + " gave no model (status " + response.statusCode() + "); pass --model");
         }
-        return id.asText();
+        return list.path("data").path(0);
     }
 
     /**

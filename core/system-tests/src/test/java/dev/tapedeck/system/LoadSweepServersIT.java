@@ -18,7 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code load --sweep users=... --sweep-servers off=URL,on=URL} over real sockets: two in-process servers whose GPU
  * KV cache holds the sessions of 2 users but not of 8, one with a CPU tier; kv-cache-tester conversations replayed
  * by 2 and 8 users against each; one report with a point per server and level, each server's prefix-hit rates from
- * its scraped {@code /metrics}, and a frontier per server.
+ * its scraped {@code /metrics}, and a frontier per server; and the warning a replay gets when some of its requests
+ * need more context than the server serves.
  */
 @Timeout(90)
 class LoadSweepServersIT
@@ -29,25 +30,7 @@ class LoadSweepServersIT
     @Test
     void shouldRunEveryLevelAgainstEachServerAndReportTheirHitRates() throws Exception
     {
-        final Path conversations = Files.createDirectories(dir.resolve("conversations"));
-        for (int c = 0; c < 2; c++)
-        {
-            final StringBuilder requests = new StringBuilder();
-            for (int turn = 0; turn < 4; turn++)
-            {
-                final int in = 256 * (turn + 1);
-                final StringBuilder ids = new StringBuilder();
-                for (int b = 1; b <= in / 64; b++)
-                {
-                    ids.append(b > 1 ? "," : "").append(b);
-                }
-                requests.append(turn > 0 ? "," : "").append("{\"t\":").append(0.15 * turn)
-                    .append(",\"type\":\"n\",\"in\":").append(in).append(",\"out\":4,\"hash_ids\":[").append(ids)
-                    .append("],\"think_time\":0.05}");
-            }
-            Files.writeString(conversations.resolve("c" + c + ".json"), "{\"id\":\"c" + c + "\",\"block_size\":64," +
-                "\"hash_id_scope\":\"local\",\"requests\":[" + requests + "]}");
-        }
+        final Path conversations = conversations();
         // 160 blocks of 16 tokens: 2 users' 1,024-token contexts fit, 8 users' do not
         try (TestServer off = new TestServer(LoadHarness.serveContext(1 << 20),
                 c -> c.kvCacheBlocks(160).maxModelLen(2048));
@@ -84,5 +67,60 @@ class LoadSweepServersIT
             assertEquals("http://127.0.0.1:" + on.ports.get(0),
                 json.path("target").path("servers").path("on").asText());
         }
+    }
+
+    @Test
+    void shouldWarnOfRequestsLongerThanTheServersContextBeforeSendingThem() throws Exception
+    {
+        final Path conversations = conversations();
+        // the last turn of each conversation is 1,024 prompt + 4 output tokens: 2 of 8 do not fit 1,024
+        try (TestServer server = new TestServer(LoadHarness.serveContext(1 << 20), c -> c.maxModelLen(1024)))
+        {
+            final Path report = dir.resolve("short.json");
+            final java.io.ByteArrayOutputStream stderr = new java.io.ByteArrayOutputStream();
+            final java.io.PrintStream realErr = System.err;
+            System.setErr(new java.io.PrintStream(stderr, true, java.nio.charset.StandardCharsets.UTF_8));
+            try
+            {
+                LoadHarness.load("--url", "http://127.0.0.1:" + server.ports.get(0), "--workload",
+                    conversations.toString(), "--time-scale", "0.2", "--ignore-eos", "--report", report.toString(),
+                    "--quiet");
+            }
+            finally
+            {
+                System.setErr(realErr);
+            }
+            final String err = stderr.toString(java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(err.contains("load: 2 of 8 requests need more than the server's max_model_len of 1024 " +
+                "tokens (longest 1028, prompt plus output)"), err);
+            assertTrue(err.contains("--max-model-len 1028"), err);
+            final JsonNode requests = LoadHarness.readReport(report).path("points").path(0).path("requests");
+            assertEquals(2, requests.path("failed").asLong(), requests.toString());
+            assertEquals(6, requests.path("completed").asLong(), requests.toString());
+        }
+    }
+
+    private Path conversations() throws java.io.IOException
+    {
+        final Path conversations = Files.createDirectories(dir.resolve("conversations"));
+        for (int c = 0; c < 2; c++)
+        {
+            final StringBuilder requests = new StringBuilder();
+            for (int turn = 0; turn < 4; turn++)
+            {
+                final int in = 256 * (turn + 1);
+                final StringBuilder ids = new StringBuilder();
+                for (int b = 1; b <= in / 64; b++)
+                {
+                    ids.append(b > 1 ? "," : "").append(b);
+                }
+                requests.append(turn > 0 ? "," : "").append("{\"t\":").append(0.15 * turn)
+                    .append(",\"type\":\"n\",\"in\":").append(in).append(",\"out\":4,\"hash_ids\":[").append(ids)
+                    .append("],\"think_time\":0.05}");
+            }
+            Files.writeString(conversations.resolve("c" + c + ".json"), "{\"id\":\"c" + c + "\",\"block_size\":64," +
+                "\"hash_id_scope\":\"local\",\"requests\":[" + requests + "]}");
+        }
+        return conversations;
     }
 }
