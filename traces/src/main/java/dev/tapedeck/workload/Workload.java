@@ -15,8 +15,11 @@ import java.util.Set;
  * @param hashBlockSize tokens per hash id (512 for Mooncake, 64 for kv-cache-tester), 0 when there are none.
  * @param requests requests in arrival order.
  * @param notes what the loader adjusted or skipped, for the user to read.
+ * @param originMs the source's own time of arrival 0 (a source whose first request is at 60,000 ms is shifted to
+ *     start at 0 with origin 60,000), so that {@link #fixedSchedule} can window and time it on the source's clock.
  */
-public record Workload(String source, int hashBlockSize, List<WorkloadRequest> requests, List<String> notes)
+public record Workload(String source, int hashBlockSize, List<WorkloadRequest> requests, List<String> notes,
+    double originMs)
 {
     /**
      * @throws IllegalArgumentException when the requests are not in arrival order or the block size is negative.
@@ -37,6 +40,69 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
                     requests.get(i).arrivalMs() + " ms, before request " + (i - 1));
             }
         }
+    }
+
+    /**
+     * A workload on its source's clock.
+     *
+     * @param source where it came from.
+     * @param hashBlockSize tokens per hash id, 0 when there are none.
+     * @param requests requests in arrival order.
+     * @param notes what the loader adjusted or skipped.
+     */
+    public Workload(final String source, final int hashBlockSize, final List<WorkloadRequest> requests,
+        final List<String> notes)
+    {
+        this(source, hashBlockSize, requests, notes, 0);
+    }
+
+    /**
+     * AIPerf's fixed schedule ({@code --fixed-schedule} and its offsets) on the source's clock (arrival plus
+     * {@link #originMs()}): only the requests whose time is within {@code [startMs, endMs]} (both inclusive, either
+     * open when null), timed from {@code startMs} when given, else from the source's time 0 when {@code absolute}
+     * (a first request at 60 s is sent after 60 s), else from the first request kept.
+     *
+     * @param absolute time from the source's 0 rather than from the first request.
+     * @param startMs the earliest source time kept and the schedule's zero, or null.
+     * @param endMs the latest source time kept, or null.
+     * @return the windowed workload, with a note of what it kept.
+     * @throws IllegalArgumentException when {@code startMs > endMs} or no request falls in the window.
+     */
+    public Workload fixedSchedule(final boolean absolute, final Double startMs, final Double endMs)
+    {
+        if (null != startMs && null != endMs && startMs > endMs)
+        {
+            throw new IllegalArgumentException("--fixed-schedule-start-offset (" + formatMs(startMs) + " ms) is " +
+                "after --fixed-schedule-end-offset (" + formatMs(endMs) + " ms)");
+        }
+        final List<WorkloadRequest> kept = new ArrayList<>();
+        for (final WorkloadRequest r : requests)
+        {
+            final double sourceMs = r.arrivalMs() + originMs;
+            if ((null == startMs || sourceMs >= startMs) && (null == endMs || sourceMs <= endMs))
+            {
+                kept.add(r);
+            }
+        }
+        if (kept.isEmpty())
+        {
+            throw new IllegalArgumentException("no request of the workload falls between " +
+                (null == startMs ? "its start" : formatMs(startMs) + " ms") + " and " +
+                (null == endMs ? "its end" : formatMs(endMs) + " ms") + (requests.isEmpty() ? "" : " (its requests " +
+                "are at " + formatMs(originMs + requests.get(0).arrivalMs()) + " to " +
+                formatMs(originMs + requests.get(requests.size() - 1).arrivalMs()) + " ms)"));
+        }
+        final double zeroMs = null != startMs ? startMs : absolute ? 0 : kept.get(0).arrivalMs() + originMs;
+        final List<WorkloadRequest> timed = new ArrayList<>(kept.size());
+        for (final WorkloadRequest r : kept)
+        {
+            timed.add(new WorkloadRequest(r.arrivalMs() + originMs - zeroMs, r.promptTokens(), r.outputTokens(),
+                r.hashIds(), r.session(), r.turn(), r.thinkMs()));
+        }
+        final List<String> withNote = new ArrayList<>(notes);
+        withNote.add("fixed schedule: " + kept.size() + " of " + requests.size() + " requests, timed from " +
+            formatMs(zeroMs) + " ms of the source's clock");
+        return new Workload(source, hashBlockSize, timed, withNote, zeroMs);
     }
 
     /**
@@ -151,7 +217,7 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
         {
             withNote.add(sessionless + " requests without a session are left out of the users' replay");
         }
-        return new Workload(source, hashBlockSize, replayed, withNote);
+        return new Workload(source, hashBlockSize, replayed, withNote, originMs);
     }
 
     /**
@@ -171,7 +237,7 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
             independent.add(new WorkloadRequest(r.arrivalMs(), r.promptTokens(), r.outputTokens(), r.hashIds(), null,
                 0, Double.NaN));
         }
-        return new Workload(source, hashBlockSize, independent, notes);
+        return new Workload(source, hashBlockSize, independent, notes, originMs);
     }
 
     /**

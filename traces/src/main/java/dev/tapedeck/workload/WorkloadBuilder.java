@@ -9,8 +9,8 @@ import dev.tapedeck.trace.TraceFormatException;
 
 /**
  * Collects a loader's requests and notes and makes the {@link Workload}: requests stably sorted by arrival, arrivals
- * shifted so the first is at 0 ms (with a note when they were not), hash ids cut to the prompt's blocks (with a
- * note when there were more). Not thread safe.
+ * shifted so the first is at 0 ms (with a note when they were not, and the shift kept as the workload's origin),
+ * hash ids cut to the prompt's blocks (with a note when there were more). Not thread safe.
  */
 final class WorkloadBuilder
 {
@@ -116,9 +116,10 @@ final class WorkloadBuilder
                 notes.add("the input is not in arrival order: requests were sorted by arrival (stable)");
             }
         }
+        double shiftMs = 0;
         if (!ordered.isEmpty() && 0 != ordered.get(0).arrivalMs())
         {
-            final double shiftMs = ordered.get(0).arrivalMs();
+            shiftMs = ordered.get(0).arrivalMs();
             final List<WorkloadRequest> shifted = new ArrayList<>(ordered.size());
             for (final WorkloadRequest request : ordered)
             {
@@ -128,6 +129,6 @@ final class WorkloadBuilder
             ordered = shifted;
             notes.add("arrivals shifted by " + Workload.formatMs(-shiftMs) + " ms so the first request is at 0 ms");
         }
-        return new Workload(source, hashBlockSize, ordered, notes);
+        return new Workload(source, hashBlockSize, ordered, notes, shiftMs);
     }
 }

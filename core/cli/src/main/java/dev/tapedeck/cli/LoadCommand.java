@@ -99,7 +99,7 @@ public final class LoadCommand implements Callable<Integer>
     String sweep;
 
     @CommandLine.Mixin
-    UsersOptions users = new UsersOptions();
+    ReplayOptions replay = new ReplayOptions();
 
     @CommandLine.Option(names = "--prompt-tokens", defaultValue = "512", paramLabel = "D",
         description = "Prompt lengths for --rate/--concurrency: N, MIN..MAX, normal:MEAN,SD, lognormal:MEAN,SD " +
@@ -248,7 +248,7 @@ public final class LoadCommand implements Callable<Integer>
             .urls(null == target ? null : !servers.isEmpty() ? List.of(servers.values().iterator().next()) :
                 target.urls)
             .sweepServers(servers)
-            .users(users.replay())
+            .replay(replay.replay())
             .prefillUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.prefillUrl)
             .decodeUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.decodeUrl)
             .workload(workload)

@@ -78,7 +78,7 @@ public final class SimulateCommand implements Callable<Integer>
     java.util.List<String> sweep;
 
     @CommandLine.Mixin
-    UsersOptions users = new UsersOptions();
+    ReplayOptions replay = new ReplayOptions();
 
     @CommandLine.Option(names = "--model", paramLabel = "NAME",
         description = "Model name, for the report and the KV cache under --gpu-memory-gb (default: Qwen/Qwen3-8B).")
@@ -129,7 +129,7 @@ public final class SimulateCommand implements Callable<Integer>
             .traceOut(traceOut)
             .report(report)
             .html(html)
-            .users(users.replay())
+            .replay(replay.replay())
             .sizeContextToWorkload(!spec.commandLine().getParseResult().hasMatchedOption("--max-model-len"));
         for (final String axis : null == sweep ? java.util.List.<String>of() : sweep)
         {

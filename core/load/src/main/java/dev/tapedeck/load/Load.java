@@ -270,7 +270,7 @@ public final class Load implements AutoCloseable
      */
     public static LoadPlan basePlan(final LoadContext context) throws IOException
     {
-        return basePlan(context, context.users().count(), 0);
+        return basePlan(context, context.replay().users(), 0);
     }
 
     private static LoadPlan basePlan(final LoadContext context, final int users, final int firstUser)
@@ -281,8 +281,7 @@ public final class Load implements AutoCloseable
             Workload w = "auto".equalsIgnoreCase(context.format()) ? Workloads.load(context.workload()) :
                 Workloads.load(context.workload(), WorkloadFormat.of(context.format()));
             w = context.inferSessions() ? w : w.withoutSessions();
-            w = users > 0 ? w.withUsers(users, context.users().rampNs() / 1e6, firstUser) : w;
-            return LoadPlan.fromWorkload(w, context.timeScale(), 0, 0,
+            return LoadPlan.fromWorkload(context.replay().apply(w, users, firstUser), context.timeScale(), 0, 0,
                 null == context.outputTokens() ? null : LengthDistribution.parse(context.outputTokens()),
                 context.seed());
         }
@@ -391,7 +390,10 @@ public final class Load implements AutoCloseable
         put(options, "arrivals", c.arrivals());
         put(options, "concurrency", c.concurrency());
         put(options, "sweep", c.sweep());
-        put(options, "users", 0 == c.users().count() ? null : c.users().count());
+        put(options, "users", 0 == c.replay().users() ? null : c.replay().users());
+        put(options, "fixed-schedule", c.replay().absoluteSchedule() ? true : null);
+        put(options, "fixed-schedule-start-offset", c.replay().scheduleStartMs());
+        put(options, "fixed-schedule-end-offset", c.replay().scheduleEndMs());
         put(options, "sweep-servers", c.sweepServers().isEmpty() ? null : c.sweepServers().toString());
         put(options, "prompt-tokens", c.promptTokens());
         put(options, "output-tokens", c.outputTokens());

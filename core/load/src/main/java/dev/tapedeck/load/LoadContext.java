@@ -36,7 +36,7 @@ public final class LoadContext
     private String arrivals = "poisson";
     private Integer concurrency;
     private String sweep;
-    private UsersReplay users = UsersReplay.NONE;
+    private WorkloadReplay replay = WorkloadReplay.NONE;
     private Map<String, URI> sweepServers = Map.of();
     private String promptTokens = "512";
     private String outputTokens;
@@ -235,22 +235,18 @@ public final class LoadContext
     }
 
     /**
-     * @param value one run per level, {@code concurrency=1,8,64} or {@code rate=1,2,4} (default none).
+     * @param value how the workload is replayed: by concurrent users, on a fixed schedule (default as it is).
      * @return this.
      */
-    /**
-     * @param value the workload's sessions replayed by concurrent users ({@code --users}, {@code --users-ramp}).
-     * @return this.
-     */
-    public LoadContext users(final UsersReplay value)
+    public LoadContext replay(final WorkloadReplay value)
     {
-        users = value;
+        replay = value;
         return this;
     }
 
-    public UsersReplay users()
+    public WorkloadReplay replay()
     {
-        return users;
+        return replay;
     }
 
     /**

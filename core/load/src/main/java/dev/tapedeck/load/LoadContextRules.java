@@ -53,10 +53,14 @@ final class LoadContextRules
             checkSweepLevels(sweep);
         }
         final boolean usersSweep = null != sweep && sweep.toLowerCase(Locale.ROOT).startsWith("users");
-        c.users().checkAgainstSweep(usersSweep ? "users" : null);
-        if ((c.users().count() > 0 || usersSweep) && null == c.workload())
+        c.replay().checkAgainstSweep(usersSweep ? "users" : null);
+        if ((c.replay().users() > 0 || usersSweep) && null == c.workload())
         {
             throw new IllegalArgumentException("--users and --sweep users=... replay a --workload's sessions");
+        }
+        if (c.replay().fixedSchedule() && null == c.workload())
+        {
+            throw new IllegalArgumentException("--fixed-schedule and its offsets replay a --workload's time stamps");
         }
         if (!c.sweepServers().isEmpty() && c.isPrefillDecode())
         {

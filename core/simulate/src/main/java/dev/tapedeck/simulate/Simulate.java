@@ -66,7 +66,7 @@ public final class Simulate
         final String parameter = context.sweepParameter();
         final List<String> modes = context.offloadModes().isEmpty() ? java.util.Collections.singletonList(null) :
             context.offloadModes();
-        final LoadPlan basePlan = plan(context, workload, context.users().count());
+        final LoadPlan basePlan = plan(context, workload, context.replay().users());
         final int contextLength = contextLength(context, basePlan);
         for (final String mode : modes)
         {
@@ -145,8 +145,8 @@ public final class Simulate
 
     private static LoadPlan plan(final SimulateContext context, final Workload workload, final int users)
     {
-        return LoadPlan.fromWorkload(users > 0 ? workload.withUsers(users, context.users().rampNs() / 1e6) : workload,
-            context.timeScale(), context.maxRequests(), context.maxSeconds(), null == context.outputTokens() ? null :
+        return LoadPlan.fromWorkload(context.replay().apply(workload, users, 0), context.timeScale(),
+            context.maxRequests(), context.maxSeconds(), null == context.outputTokens() ? null :
                 LengthDistribution.parse(context.outputTokens()), context.seed());
     }
 

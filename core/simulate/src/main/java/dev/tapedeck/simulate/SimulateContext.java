@@ -6,7 +6,7 @@ import java.util.List;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.kv.BlockHashAlgo;
 import dev.tapedeck.load.Slo;
-import dev.tapedeck.load.UsersReplay;
+import dev.tapedeck.load.WorkloadReplay;
 import dev.tapedeck.tokens.Tokenizer;
 
 /**
@@ -44,7 +44,7 @@ public final class SimulateContext
     private String sweepParameter;
     private List<Integer> sweepValues = List.of();
     private List<String> offloadModes = List.of();
-    private UsersReplay users = UsersReplay.NONE;
+    private WorkloadReplay replay = WorkloadReplay.NONE;
     private boolean sizeContextToWorkload;
     private Path traceOut;
     private Path report;
@@ -95,7 +95,7 @@ public final class SimulateContext
             throw new IllegalArgumentException("--sweep offload=on needs the CPU tier's size: " +
                 "--kv-offloading-size GIB");
         }
-        users.checkAgainstSweep(sweepParameter);
+        replay.checkAgainstSweep(sweepParameter);
         if (null == engine || null == slo || null == model || null == prefixCachingHashAlgo)
         {
             throw new IllegalArgumentException("engine, slo, model and prefix-caching hash algo must not be null");
@@ -461,22 +461,22 @@ public final class SimulateContext
     }
 
     /**
-     * @param value the workload's sessions replayed by concurrent users ({@code --users}, {@code --users-ramp};
-     *     default none).
+     * @param value how the workload is replayed: by concurrent users ({@code --users}, {@code --users-ramp}), on a
+     *     fixed schedule ({@code --fixed-schedule} and its offsets); default as it is.
      * @return this.
      */
-    public SimulateContext users(final UsersReplay value)
+    public SimulateContext replay(final WorkloadReplay value)
     {
-        users = value;
+        replay = value;
         return this;
     }
 
     /**
-     * @return the users replaying the workload's sessions ({@link UsersReplay#NONE} for the workload as it is).
+     * @return how the workload is replayed ({@link WorkloadReplay#NONE} for as it is).
      */
-    public UsersReplay users()
+    public WorkloadReplay replay()
     {
-        return users;
+        return replay;
     }
 
     /**

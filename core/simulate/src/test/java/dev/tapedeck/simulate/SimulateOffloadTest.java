@@ -151,7 +151,7 @@ class SimulateOffloadTest
         Simulate.run(new SimulateContext()
             .workload(TraceTestData.path("workloads/kv_cache_tester"))
             .engine(engine)
-            .users(dev.tapedeck.load.UsersReplay.of(USERS)));
+            .replay(dev.tapedeck.load.WorkloadReplay.ofUsers(USERS)));
         return turns;
     }
 
