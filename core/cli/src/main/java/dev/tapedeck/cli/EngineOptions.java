@@ -389,6 +389,18 @@ public final class EngineOptions
     }
 
     /**
+     * @return the GPUs one engine stands for: the physics profile's or the measured profile's tensor-parallel size,
+     *     else {@code --tensor-parallel-size}, else 1.
+     */
+    int gpusPerEngine()
+    {
+        final RooflineProfile physics = latency.physicsInUse(capacityModel);
+        final LatencyOptions.LinearDeployment measured = latency.linearDeploymentInUse(capacityModel);
+        return null != physics ? physics.tensorParallel() : null != measured ? measured.tensorParallel() :
+            null != latency.tensorParallelSize ? latency.tensorParallelSize : 1;
+    }
+
+    /**
      * @return the host KV tier the offloading flags describe, sized in the model's KV bytes on its GPUs, or null.
      */
     private dev.tapedeck.engine.KvOffloadSettings offloadSettings()
@@ -396,8 +408,7 @@ public final class EngineOptions
         final RooflineProfile physics = latency.physicsInUse(capacityModel);
         final LatencyOptions.LinearDeployment measured = latency.linearDeploymentInUse(capacityModel);
         final ModelArchitecture model = servedArchitecture();
-        final int tensorParallel = null != physics ? physics.tensorParallel() : null != measured ?
-            measured.tensorParallel() : null != latency.tensorParallelSize ? latency.tensorParallelSize : 1;
+        final int tensorParallel = gpusPerEngine();
         final dev.tapedeck.latency.GpuSpec gpu = null != physics ? physics.gpu() : null != measured ?
             dev.tapedeck.latency.GpuSpec.lookup(measured.gpu()) : null != latency.gpu ?
             dev.tapedeck.latency.GpuSpec.lookup(latency.gpu) : null;

@@ -101,6 +101,11 @@ public final class LoadCommand implements Callable<Integer>
     @CommandLine.Mixin
     ReplayOptions replay = new ReplayOptions();
 
+    @CommandLine.Option(names = "--gpus-per-server", defaultValue = "1", paramLabel = "N",
+        description = "GPUs behind each server, so a sweep's report gives output throughput per GPU beside the " +
+            "p99 TTFT and interactivity of each level (default: ${DEFAULT-VALUE}).")
+    int gpusPerServer;
+
     @CommandLine.Option(names = "--prompt-tokens", defaultValue = "512", paramLabel = "D",
         description = "Prompt lengths for --rate/--concurrency: N, MIN..MAX, normal:MEAN,SD, lognormal:MEAN,SD " +
             "(default: ${DEFAULT-VALUE}).")
@@ -248,6 +253,7 @@ public final class LoadCommand implements Callable<Integer>
             .urls(null == target ? null : !servers.isEmpty() ? List.of(servers.values().iterator().next()) :
                 target.urls)
             .sweepServers(servers)
+            .gpusPerServer(gpusPerServer)
             .replay(replay.replay())
             .prefillUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.prefillUrl)
             .decodeUrl(null == target || null == target.prefillDecode ? null : target.prefillDecode.decodeUrl)

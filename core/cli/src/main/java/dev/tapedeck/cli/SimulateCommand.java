@@ -130,6 +130,7 @@ public final class SimulateCommand implements Callable<Integer>
             .report(report)
             .html(html)
             .replay(replay.replay())
+            .gpusPerEngine(engine.gpusPerEngine())
             .sizeContextToWorkload(!spec.commandLine().getParseResult().hasMatchedOption("--max-model-len"));
         for (final String axis : null == sweep ? java.util.List.<String>of() : sweep)
         {

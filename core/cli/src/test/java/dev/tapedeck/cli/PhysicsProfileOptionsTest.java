@@ -225,4 +225,20 @@ class PhysicsProfileOptionsTest
         assertEquals(131_072, ModelArchitecture.read(config).contextLength());
         assertEquals(131_072, template("custom", "--model-config", config.toString()).maxModelLen());
     }
+
+    @Test
+    void shouldCountTheGpusOneEngineStandsFor()
+    {
+        final java.util.function.BiFunction<String, String[], Integer> gpus = (model, args) ->
+        {
+            final EngineOptions options = new EngineOptions();
+            new CommandLine(options).setCaseInsensitiveEnumValuesAllowed(true).parseArgs(args);
+            return options.capacityModel(model).gpusPerEngine();
+        };
+        assertEquals(1, gpus.apply("Qwen/Qwen3-8B", new String[0]));
+        assertEquals(2, gpus.apply("Qwen/Qwen3-32B", new String[0]), "the measured profile's TP 2");
+        assertEquals(4, gpus.apply("meta-llama/Llama-2-70b-hf", new String[0]), "the H100 physics profile's TP 4");
+        assertEquals(8, gpus.apply("meta-llama/Llama-3.1-70B", new String[] {"--gpu", "h100",
+            "--tensor-parallel-size", "8"}));
+    }
 }

@@ -94,7 +94,8 @@ public final class HtmlReport
         }
         if (report.has("series"))
         {
-            out.append("<h2 id=\"cliff\">Server modes: the cliff</h2>\n").append(ReportCharts.cliff(report));
+            out.append("<h2 id=\"cliff\">Server modes: the cliff</h2>\n").append(ReportCharts.cliff(report))
+                .append(ReportCharts.perGpu(report));
         }
         out.append("<h2 id=\"timeline\">Timeline</h2>\n");
         if (points.isEmpty())

@@ -250,6 +250,7 @@ public final class Load implements AutoCloseable
         {
             target.put("metrics_scraped", context.scrapeMetrics().stream().map(URI::toString).toList());
         }
+        target.put("gpus_per_server", context.gpusPerServer());
         target.put("model", modelName);
         target.put("endpoint", which.path());
         target.put("stream", context.stream());

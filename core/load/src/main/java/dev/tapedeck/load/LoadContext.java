@@ -38,6 +38,7 @@ public final class LoadContext
     private String sweep;
     private WorkloadReplay replay = WorkloadReplay.NONE;
     private Map<String, URI> sweepServers = Map.of();
+    private int gpusPerServer = 1;
     private String promptTokens = "512";
     private String outputTokens;
     private Long durationNs;
@@ -81,9 +82,7 @@ public final class LoadContext
         return this;
     }
 
-    /**
-     * @return true for a closed loop: a concurrency or a concurrency sweep.
-     */
+    /** True for a closed loop: a concurrency or a concurrency sweep. */
     boolean isClosedLoop()
     {
         return null != concurrency || (null != sweep && sweep.toLowerCase(Locale.ROOT).startsWith("concurrency"));
@@ -135,9 +134,7 @@ public final class LoadContext
         return decodeUrl;
     }
 
-    /**
-     * @return true for a prefill/decode (two-hop) run: both {@link #prefillUrl} and {@link #decodeUrl} given.
-     */
+    /** True for a prefill/decode (two-hop) run: both {@link #prefillUrl} and {@link #decodeUrl} given. */
     public boolean isPrefillDecode()
     {
         return null != prefillUrl && null != decodeUrl;
@@ -262,6 +259,21 @@ public final class LoadContext
     public Map<String, URI> sweepServers()
     {
         return sweepServers;
+    }
+
+    /**
+     * @param value GPUs behind each server, for throughput per GPU in the report ({@code --gpus-per-server}; 1).
+     * @return this.
+     */
+    public LoadContext gpusPerServer(final int value)
+    {
+        gpusPerServer = value;
+        return this;
+    }
+
+    public int gpusPerServer()
+    {
+        return gpusPerServer;
     }
 
     public LoadContext sweep(final String value)
@@ -715,28 +727,20 @@ public final class LoadContext
     }
 
     /**
-     * @param value where the result table goes (default standard output).
+     * @param resultsOut where the result table goes (default standard output).
+     * @param progressErr where progress and warnings go (default standard error).
      * @return this.
      */
-    public LoadContext out(final PrintStream value)
+    public LoadContext streams(final PrintStream resultsOut, final PrintStream progressErr)
     {
-        out = value;
+        out = resultsOut;
+        err = progressErr;
         return this;
     }
 
     public PrintStream out()
     {
         return out;
-    }
-
-    /**
-     * @param value where progress goes (default standard error).
-     * @return this.
-     */
-    public LoadContext err(final PrintStream value)
-    {
-        err = value;
-        return this;
     }
 
     public PrintStream err()

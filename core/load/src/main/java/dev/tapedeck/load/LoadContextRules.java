@@ -67,6 +67,10 @@ final class LoadContextRules
             throw new IllegalArgumentException("--sweep-servers and a prefill/decode pair do not go together");
         }
         c.sweepServers().forEach((name, url) -> ServerUrl.parse("--sweep-servers " + name, url));
+        if (c.gpusPerServer() < 1)
+        {
+            throw new IllegalArgumentException("--gpus-per-server must be >= 1, got " + c.gpusPerServer());
+        }
         final boolean closed = c.isClosedLoop();
         final boolean generated = null == c.workload();
         final boolean bounded = null != c.durationNs() || 0 != c.maxRequests() || c.maxSeconds() > 0;

@@ -181,6 +181,37 @@ final class ReportCharts
     }
 
     /**
+     * @param report a report with a {@code series} analysis ({@link SweepSeries}).
+     * @return throughput per GPU against interactivity, a line per server mode through its levels: the trade-off
+     *     agentic benchmarks plot (more of both is better).
+     */
+    static String perGpu(final JsonNode report)
+    {
+        final int gpus = Math.max(1, report.path("target").path("gpus_per_server").asInt(1));
+        final SvgChart chart = new SvgChart("Throughput per GPU vs interactivity, per server mode",
+            "interactivity (output tokens/s per user)", "output tokens/s per GPU (" + gpus + " GPU" +
+            (gpus > 1 ? "s" : "") + " per server)")
+            .caption("one marker per " + report.path("sweep").asText("level") + " level; up and to the right is " +
+                "better");
+        int index = 0;
+        for (final Map.Entry<String, JsonNode> series : report.path("series").properties())
+        {
+            final List<double[]> xy = new ArrayList<>();
+            for (final JsonNode at : series.getValue().path("curve"))
+            {
+                final double interactivity = at.path("interactivity_tokens_per_s").asDouble(Double.NaN);
+                if (Double.isFinite(interactivity))
+                {
+                    xy.add(new double[] {interactivity, at.path("output_tokens_per_s_per_gpu").asDouble()});
+                }
+            }
+            chart.line(series.getKey(), SvgChart.Style.of(index++), xy.stream().mapToDouble(p -> p[0]).toArray(),
+                xy.stream().mapToDouble(p -> p[1]).toArray());
+        }
+        return chart.figure();
+    }
+
+    /**
      * @param point one point of the report.
      * @return its per-second charts: requests/s, output tokens/s, requests in flight, and KV-cache usage when the
      *     server was scraped.

@@ -15,9 +15,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * TTFT is at least twice the series' lowest level's ({@code ttft_doubled_at}), and the first at which the prefix-hit
  * rate over all tiers ({@code kv_cache.hit_rate}) falls below half of the lowest level's
  * ({@code hit_rate_collapsed_at}); null when it does not happen within the sweep; and its {@code curve}: per level,
- * output tokens/s, p99 TTFT and interactivity (the tokens/s one user sees: 1000 / the median TPOT in ms), the axes
- * agentic benchmarks plot (per GPU: divide the throughput by the server's GPUs). Written to the report's
- * {@code series} object, in the order the series first appear.
+ * output tokens/s (and per GPU, by the report's {@code target.gpus_per_server}, 1 when absent), p99 TTFT and
+ * interactivity (the tokens/s one user sees: 1000 / the median TPOT in ms), the axes agentic benchmarks plot. Written
+ * to the report's {@code series} object, in the order the series first appear.
  * <p>
  * Stateless; thread safe.
  */
@@ -42,6 +42,7 @@ public final class SweepSeries
                 bySeries.computeIfAbsent(point.path("series").asText(), k -> new ArrayList<>()).add(point);
             }
         }
+        final int gpus = Math.max(1, report.path("target").path("gpus_per_server").asInt(1));
         final ObjectNode series = report.putObject("series");
         for (final Map.Entry<String, List<JsonNode>> entry : bySeries.entrySet())
         {
@@ -63,6 +64,7 @@ public final class SweepSeries
                 final ObjectNode at = curve.addObject();
                 at.put("level", point.path("level").asDouble());
                 at.put("output_tokens_per_s", throughput(point));
+                at.put("output_tokens_per_s_per_gpu", Math.round(throughput(point) * 10 / gpus) / 10.0);
                 at.put("ttft_p99_ms", point.path("latency_ms").path("ttft").path("p99").asDouble(Double.NaN));
                 if (tpotMs > 0)
                 {

@@ -36,7 +36,7 @@ class PrefillDecodeRunTest
             .concurrency(2).maxRequests(REQUESTS).promptTokens("16")
             .outputTokens(String.valueOf(FakePrefillDecode.OUTPUT_TOKENS)).requestTimeoutNs(10_000_000_000L)
             .drainTimeoutNs(10_000_000_000L).progress(false)
-            .out(new PrintStream(out, true, StandardCharsets.UTF_8)).err(new PrintStream(new ByteArrayOutputStream()));
+            .streams(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(new ByteArrayOutputStream()));
     }
 
     private static ObjectNode run(final LoadContext context) throws Exception

@@ -258,6 +258,7 @@ public final class Simulate
         target.put("simulated", true);
         target.put("model", context.model());
         target.put("latency_model", config.latencyModel().describe());
+        target.put("gpus_per_server", context.gpusPerEngine());
         final Map<String, Object> engine = new LinkedHashMap<>();
         engine.put("max_num_seqs", config.maxNumSeqs());
         engine.put("max_num_batched_tokens", config.maxNumBatchedTokens());

@@ -46,6 +46,7 @@ public final class SimulateContext
     private List<String> offloadModes = List.of();
     private WorkloadReplay replay = WorkloadReplay.NONE;
     private boolean sizeContextToWorkload;
+    private int gpusPerEngine = 1;
     private Path traceOut;
     private Path report;
     private Path html;
@@ -477,6 +478,30 @@ public final class SimulateContext
     public WorkloadReplay replay()
     {
         return replay;
+    }
+
+    /**
+     * @param value the GPUs the simulated engine stands for (its tensor-parallel size; default 1): the report's
+     *     {@code target.gpus_per_server}, by which a sweep's throughput is given per GPU.
+     * @return this.
+     * @throws IllegalArgumentException when below 1.
+     */
+    public SimulateContext gpusPerEngine(final int value)
+    {
+        if (value < 1)
+        {
+            throw new IllegalArgumentException("GPUs per engine must be >= 1, got " + value);
+        }
+        gpusPerEngine = value;
+        return this;
+    }
+
+    /**
+     * @return the GPUs the simulated engine stands for.
+     */
+    public int gpusPerEngine()
+    {
+        return gpusPerEngine;
     }
 
     /**

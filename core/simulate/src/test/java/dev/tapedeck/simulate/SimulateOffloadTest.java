@@ -81,8 +81,10 @@ class SimulateOffloadTest
             .workload(TraceTestData.path("workloads/kv_cache_tester"))
             .engine(new EngineConfig().kvCacheBlocks(33_600).maxModelLen(70_000).kvOffload(tier(400)))
             .sweep("users=4,8,16,24,32,48")
-            .sweep("offload=on,off,noprefix");
+            .sweep("offload=on,off,noprefix")
+            .gpusPerEngine(2);
         final ObjectNode report = Simulate.run(context);
+        assertEquals(2, report.path("target").path("gpus_per_server").asInt(), report.path("target").toString());
         final JsonNode series = report.path("series");
         final double on = series.path("offload=on").path("ttft_doubled_at").asDouble(Double.NaN);
         final double off = series.path("offload=off").path("ttft_doubled_at").asDouble(Double.NaN);
@@ -98,6 +100,8 @@ class SimulateOffloadTest
         {
             assertTrue(at.path("output_tokens_per_s").asDouble() > 0 && at.path("ttft_p99_ms").asDouble() > 0 &&
                 at.path("interactivity_tokens_per_s").asDouble() > 0, at.toString());
+            assertEquals(at.path("output_tokens_per_s").asDouble() / 2,
+                at.path("output_tokens_per_s_per_gpu").asDouble(), 0.05, "per GPU of 2: " + at);
         }
         assertTrue(curve.get(5).path("output_tokens_per_s").asDouble() > curve.get(0).path("output_tokens_per_s")
             .asDouble(), "48 users produce more than 4: " + curve);

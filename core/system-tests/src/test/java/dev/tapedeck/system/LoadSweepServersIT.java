@@ -41,8 +41,8 @@ class LoadSweepServersIT
             final Path report = dir.resolve("sweep.json");
             final LoadHarness.Cli cli = LoadHarness.load("--sweep-servers", "off=http://127.0.0.1:" +
                 off.ports.get(0) + ",on=http://127.0.0.1:" + on.ports.get(0), "--workload", conversations.toString(),
-                "--sweep", "users=2,8", "--users-ramp", "200ms", "--ignore-eos", "--report", report.toString(),
-                "--quiet");
+                "--sweep", "users=2,8", "--users-ramp", "200ms", "--ignore-eos", "--gpus-per-server", "4",
+                "--report", report.toString(), "--html", dir.resolve("sweep.html").toString(), "--quiet");
             assertEquals(0, cli.exitCode(), cli.err());
             final JsonNode json = LoadHarness.readReport(report);
             final JsonNode points = json.path("points");
@@ -64,6 +64,13 @@ class LoadSweepServersIT
                 points.get(1).path("kv_cache").path("hit_rate").asDouble(), "more hits with the tier");
             assertTrue(json.path("series").path("off").path("pareto").isArray(), json.path("series").toString());
             assertTrue(json.path("series").path("on").has("ttft_doubled_at"), json.path("series").toString());
+            assertEquals(4, json.path("target").path("gpus_per_server").asInt());
+            final JsonNode level = json.path("series").path("on").path("curve").path(1);
+            assertEquals(level.path("output_tokens_per_s").asDouble() / 4,
+                level.path("output_tokens_per_s_per_gpu").asDouble(), 0.05, level.toString());
+            final String html = Files.readString(dir.resolve("sweep.html"));
+            assertTrue(html.contains("Throughput per GPU vs interactivity, per server mode") &&
+                html.contains("output tokens/s per GPU (4 GPUs per server)"), "the per-GPU chart");
             assertEquals("http://127.0.0.1:" + on.ports.get(0),
                 json.path("target").path("servers").path("on").asText());
         }
