@@ -30,7 +30,8 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
  * output PULL) drives one {@code play} engine with 256 long requests and counts the EngineCoreOutputs messages and
  * tokens it receives; then raw JeroMQ PUSH/PULL sends the same bytes (a 256-output message) as fast as it can: the
  * ceiling. Both receivers decode every message the same way (counting tokens). Prints messages/s and tokens/s, quiet
- * and, with competitor threads, again beside a {@link CpuCompetitor} pinned to the given CPUs.
+ * and, with competitor threads, again beside a {@link CpuCompetitor} pinned to the given CPUs; and, before the
+ * requests arrive, the CPU time the idle engine's thread takes per second.
  * <p>
  * Usage: {@code java -cp benchmarks.jar dev.tapedeck.bench.EngineCoreScaleBench [seconds=10] [stepMicros=20]
  * [competitorThreads=0] [competitorCpus=0]}
@@ -38,6 +39,7 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
 public final class EngineCoreScaleBench
 {
     private static final int RUNNING = 256;
+    private static final int IDLE_SECONDS = 3;
 
     private EngineCoreScaleBench()
     {
@@ -69,8 +71,8 @@ public final class EngineCoreScaleBench
                     stepMicros, RUNNING, play[0], play[1], play[2]));
                 table.append(String.format(Locale.ROOT, "| %s | raw JeroMQ PUSH/PULL, same bytes | %,.0f | %,.0f | " +
                     "%,.0f |%n", contention, raw[0], raw[1], raw[2]));
-                ratios.append(String.format(Locale.ROOT, "%s: tapedeck delivers %.2fx the ceiling's tokens/s%n",
-                    contention, play[1] / raw[1]));
+                ratios.append(String.format(Locale.ROOT, "%s: tapedeck delivers %.2fx the ceiling's tokens/s; an " +
+                    "idle engine thread uses %.1f ms of CPU per second%n", contention, play[1] / raw[1], play[3]));
             }
             finally
             {
@@ -155,6 +157,7 @@ public final class EngineCoreScaleBench
             handshake.send(init(inputAddress, outputAddress));
             ZMsg.recvMsg(input); // registration
             ZMsg.recvMsg(handshake); // READY
+            final double idleCpuMsPerS = idleEngineCpu(IDLE_SECONDS);
             final MsgPackWriter writer = new MsgPackWriter();
             final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(256);
             for (int i = 0; i < RUNNING; i++)
@@ -178,8 +181,30 @@ public final class EngineCoreScaleBench
             final long[] counts = countFor(output, reader, seconds, tokens);
             server.shutdown(0);
             return new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds,
-                counts[1] / (double)Math.max(counts[0], 1)};
+                counts[1] / (double)Math.max(counts[0], 1), idleCpuMsPerS};
         }
+    }
+
+    /**
+     * @return the CPU time the engine thread spends per second of wall time while it has no request: what an idle
+     *     engine costs the cores it shares.
+     */
+    private static double idleEngineCpu(final int seconds) throws InterruptedException
+    {
+        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long engineThread = -1;
+        for (final java.lang.management.ThreadInfo info : threads.dumpAllThreads(false, false))
+        {
+            if (info.getThreadName().startsWith("tapedeck-engine-"))
+            {
+                engineThread = info.getThreadId();
+            }
+        }
+        Thread.sleep(500); // past the idle strategy's spinning and yielding
+        final long startCpuNs = threads.getThreadCpuTime(engineThread);
+        final long startNs = System.nanoTime();
+        Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
+        return (threads.getThreadCpuTime(engineThread) - startCpuNs) / 1e6 / ((System.nanoTime() - startNs) / 1e9);
     }
 
     private static long[] countFor(final ZMQ.Socket output, final MsgPackReader reader, final int seconds,

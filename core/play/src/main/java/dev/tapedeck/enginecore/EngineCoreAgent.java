@@ -78,6 +78,7 @@ public final class EngineCoreAgent implements Agent
     private ZMQ.Socket[] inputs;
     private ZMQ.Socket[] outputs;
     private ZMQ.Socket coordinator;
+    private InputWait inputWait;
     /** Held open (and closed with the context) for the DP coordinator's channel from the engines. */
     private ZMQ.Socket coordinatorOutput;
     private final ZmqConnector connector = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS);
@@ -218,6 +219,8 @@ public final class EngineCoreAgent implements Agent
             }, tcpOnly(init.outputs().get(i)), deadlineNs);
         }
         connectCoordinator(init, deadlineNs);
+        inputWait = new InputWait(context, java.util.stream.Stream.concat(java.util.Arrays.stream(inputs),
+            java.util.stream.Stream.of(coordinator)).toArray(ZMQ.Socket[]::new));
         batcher = new OutputBatcher(engineIndex, options.line(), clients, this::send, live);
         engine = new Engine(config, batcher, engineNowNs());
         batcher.engine(engine);
@@ -343,6 +346,11 @@ public final class EngineCoreAgent implements Agent
             work += engine.doWork(engineNowNs());
         }
         inFlight = engine.numRunning() + engine.numWaiting();
+        if (0 == work)
+        {
+            final long dueNs = time.frozen() ? Long.MAX_VALUE : engine.nextDeadlineNs();
+            inputWait.await(Long.MAX_VALUE == dueNs ? Long.MAX_VALUE : dueNs - engineNowNs());
+        }
         return work;
     }
 
@@ -725,6 +733,10 @@ public final class EngineCoreAgent implements Agent
             }
         }
         live.clear();
+        if (null != inputWait)
+        {
+            inputWait.close();
+        }
         if (null != context)
         {
             context.close();
