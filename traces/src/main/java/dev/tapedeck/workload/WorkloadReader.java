@@ -31,6 +31,7 @@ public final class WorkloadReader implements Closeable
     private String source;
     private int hashBlockSize;
     private final List<String> notes = new ArrayList<>();
+    private double originMs;
     private double lastArrivalMs;
 
     private WorkloadReader(final String name, final InputStream in) throws IOException
@@ -73,7 +74,7 @@ public final class WorkloadReader implements Closeable
      * Read a whole workload file.
      *
      * @param path the file.
-     * @return the workload with the meta line's source, block size and notes.
+     * @return the workload with the meta line's source, block size, notes and origin.
      * @throws IOException if the file cannot be read.
      */
     public static Workload readAll(final Path path) throws IOException
@@ -86,7 +87,7 @@ public final class WorkloadReader implements Closeable
                 requests.add(request);
             }
             return new Workload(null == reader.source() ? "tapedeck" : reader.source(), reader.hashBlockSize(),
-                requests, reader.notes());
+                requests, reader.notes(), reader.originMs());
         }
     }
 
@@ -112,6 +113,14 @@ public final class WorkloadReader implements Closeable
     public List<String> notes()
     {
         return notes;
+    }
+
+    /**
+     * @return the meta line's {@code origin_ms}: the source's time of arrival 0, 0 when absent.
+     */
+    public double originMs()
+    {
+        return originMs;
     }
 
     /**
@@ -205,6 +214,8 @@ public final class WorkloadReader implements Closeable
         source = null == sourceValue ? null : JsonValues.string(sourceValue, where, "meta.source");
         final JsonNode blockSize = JsonValues.optional(meta, "block_size");
         hashBlockSize = null == blockSize ? 0 : JsonValues.count(blockSize, where, "meta.block_size");
+        final JsonNode origin = JsonValues.optional(meta, "origin_ms");
+        originMs = null == origin ? 0 : JsonValues.number(origin, where, "meta.origin_ms");
         final JsonNode notesValue = JsonValues.optional(meta, "notes");
         if (null != notesValue)
         {

@@ -31,7 +31,7 @@ public final class WorkloadWriter implements Closeable
     private long requests;
 
     private WorkloadWriter(final OutputStream out, final String source, final int hashBlockSize,
-        final List<String> notes) throws IOException
+        final List<String> notes, final double originMs) throws IOException
     {
         if (hashBlockSize < 0)
         {
@@ -51,6 +51,10 @@ public final class WorkloadWriter implements Closeable
             generator.writeStringField("source", source);
         }
         generator.writeNumberField("block_size", hashBlockSize);
+        if (0 != originMs)
+        {
+            generator.writeNumberField("origin_ms", originMs);
+        }
         if (null != notes && !notes.isEmpty())
         {
             generator.writeArrayFieldStart("notes");
@@ -76,7 +80,7 @@ public final class WorkloadWriter implements Closeable
     public static WorkloadWriter open(final Path path, final String source, final int hashBlockSize,
         final List<String> notes) throws IOException
     {
-        return new WorkloadWriter(TraceFiles.openOutput(path), source, hashBlockSize, notes);
+        return new WorkloadWriter(TraceFiles.openOutput(path), source, hashBlockSize, notes, 0);
     }
 
     /**
@@ -90,7 +94,7 @@ public final class WorkloadWriter implements Closeable
     public static WorkloadWriter open(final OutputStream out, final String source, final int hashBlockSize,
         final List<String> notes) throws IOException
     {
-        return new WorkloadWriter(out, source, hashBlockSize, notes);
+        return new WorkloadWriter(out, source, hashBlockSize, notes, 0);
     }
 
     /**
@@ -102,7 +106,8 @@ public final class WorkloadWriter implements Closeable
      */
     public static void write(final Path path, final Workload workload) throws IOException
     {
-        try (WorkloadWriter writer = open(path, workload.source(), workload.hashBlockSize(), workload.notes()))
+        try (WorkloadWriter writer = new WorkloadWriter(TraceFiles.openOutput(path), workload.source(),
+            workload.hashBlockSize(), workload.notes(), workload.originMs()))
         {
             for (final WorkloadRequest request : workload.requests())
             {

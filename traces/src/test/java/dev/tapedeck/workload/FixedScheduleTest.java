@@ -84,6 +84,25 @@ class FixedScheduleTest
     }
 
     @Test
+    void shouldKeepTheSourcesClockInAConvertedFile() throws IOException
+    {
+        final Path converted = dir.resolve("converted.workload.jsonl");
+        WorkloadWriter.write(converted, trace());
+        assertTrue(Files.readString(converted).startsWith("{\"meta\":{\"kind\":\"workload\",\"version\":1," +
+            "\"source\":\"mooncake\",\"block_size\":512,\"origin_ms\":1000.0,"), Files.readString(converted));
+
+        final Workload copy = Workloads.load(converted);
+        assertEquals(1000.0, copy.originMs());
+        final Workload window = copy.fixedSchedule(true, 1100.0, 1500.0);
+        assertEquals(3, window.requests().size());
+        assertEquals(100.0, window.requests().get(0).arrivalMs(), "the same window as from the source");
+
+        Files.writeString(converted, "{\"meta\":{\"kind\":\"workload\",\"origin_ms\":\"soon\"}}\n");
+        final TraceFormatException bad = assertThrows(TraceFormatException.class, () -> Workloads.load(converted));
+        assertTrue(bad.getMessage().contains("meta.origin_ms"), bad.getMessage());
+    }
+
+    @Test
     void shouldRefuseAnEmptyWindowAndBadDelays() throws IOException
     {
         final Workload workload = trace();
