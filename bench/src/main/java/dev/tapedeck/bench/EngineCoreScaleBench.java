@@ -34,7 +34,7 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
  * requests arrive, the CPU time the idle engine's thread takes per second.
  * <p>
  * Usage: {@code java -cp benchmarks.jar dev.tapedeck.bench.EngineCoreScaleBench [seconds=10] [stepMicros=20]
- * [competitorThreads=0] [competitorCpus=0]}
+ * [competitorThreads=0] [competitorCpus=0] [engines=1]} (engines: data-parallel engines sharing the 256 requests).
  */
 public final class EngineCoreScaleBench
 {
@@ -55,6 +55,7 @@ public final class EngineCoreScaleBench
         final double stepMicros = args.length > 1 ? Double.parseDouble(args[1]) : 20;
         final int competitorThreads = args.length > 2 ? Integer.parseInt(args[2]) : 0;
         final String competitorCpus = args.length > 3 ? args[3] : "0";
+        final int engines = args.length > 4 ? Integer.parseInt(args[4]) : 1;
         final StringBuilder table = new StringBuilder(
             "| contention | path | messages/s | tokens/s | bytes/message |\n|---|---|---:|---:|---:|\n");
         final StringBuilder ratios = new StringBuilder();
@@ -65,10 +66,10 @@ public final class EngineCoreScaleBench
             try
             {
                 final double[] raw = raw(seconds);
-                final double[] play = play(seconds, stepMicros);
+                final double[] play = play(seconds, stepMicros, engines);
                 table.append(String.format(Locale.ROOT,
-                    "| %s | tapedeck play (step %.0f us, %d running) | %,.0f | %,.0f | %,.0f |%n", contention,
-                    stepMicros, RUNNING, play[0], play[1], play[2]));
+                    "| %s | tapedeck play (step %.0f us, %d running over %d engine(s)) | %,.0f | %,.0f | %,.0f |%n",
+                    contention, stepMicros, RUNNING, engines, play[0], play[1], play[2]));
                 table.append(String.format(Locale.ROOT, "| %s | raw JeroMQ PUSH/PULL, same bytes | %,.0f | %,.0f | " +
                     "%,.0f |%n", contention, raw[0], raw[1], raw[2]));
                 ratios.append(String.format(Locale.ROOT, "%s: tapedeck delivers %.2fx the ceiling's tokens/s; an " +
@@ -134,7 +135,7 @@ public final class EngineCoreScaleBench
         }
     }
 
-    private static double[] play(final int seconds, final double stepMicros) throws Exception
+    private static double[] play(final int seconds, final double stepMicros, final int engines) throws Exception
     {
         try (ZContext context = new ZContext())
         {
@@ -146,17 +147,24 @@ public final class EngineCoreScaleBench
             final String outputAddress = "tcp://127.0.0.1:" + output.bindToRandomPort("tcp://127.0.0.1");
             output.setReceiveTimeOut(100);
             // huge blocks so the KV pool holds every context for the whole run: capacity is not what this measures
-            final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 24)
+            final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING / engines).maxModelLen(1 << 24)
                 .blockSize(1 << 14).kvCacheBlocks(RUNNING << 10)
                 .latencyModel(new StepLatencyModel(new StepCoefficients("bench", stepMicros, 0, 0, 0, 0, "bench")));
-            final Play server = Play.start(new PlayContext().handshakeAddress(handshakeAddress)
+            final Play server = Play.start(new PlayContext().handshakeAddress(handshakeAddress).engineCount(engines)
                 .handshakeTimeoutNs(TimeUnit.SECONDS.toNanos(30)).shutdownTimeoutNs(0).engine(config));
-            final ZMsg hello = ZMsg.recvMsg(handshake);
-            final byte[] identity = hello.pop().getData();
-            handshake.sendMore(identity);
-            handshake.send(init(inputAddress, outputAddress));
-            ZMsg.recvMsg(input); // registration
-            ZMsg.recvMsg(handshake); // READY
+            final byte[][] identities = new byte[engines][];
+            for (int e = 0; e < engines; e++)
+            {
+                final ZMsg hello = ZMsg.recvMsg(handshake);
+                identities[e] = hello.pop().getData();
+                handshake.sendMore(identities[e]);
+                handshake.send(init(inputAddress, outputAddress));
+            }
+            for (int e = 0; e < engines; e++)
+            {
+                ZMsg.recvMsg(input); // registration
+                ZMsg.recvMsg(handshake); // READY
+            }
             final double idleCpuMsPerS = idleEngineCpu(IDLE_SECONDS);
             final MsgPackWriter writer = new MsgPackWriter();
             final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(256);
@@ -171,7 +179,7 @@ public final class EngineCoreScaleBench
                     .nil().float64(0.0).nil().nil().nil().nil().nil().int64(0).int64(0).int64(0);
                 final byte[] add = new byte[writer.length()];
                 buffer.getBytes(0, add);
-                input.sendMore(identity);
+                input.sendMore(identities[i % engines]);
                 input.sendMore(new byte[] {0});
                 input.send(add);
             }

@@ -74,12 +74,12 @@ public final class EngineCoreAgent implements Agent
     private final Map<String, PlayRequest> live = new HashMap<>();
     /** The adapters the frontend loaded ({@code add_lora}) or sent with requests. */
     private final LoraTable loras = new LoraTable(java.util.List.of());
-    private ZContext context;
+    private final EngineSockets sockets;
     private ZMQ.Socket[] inputs;
     private ZMQ.Socket[] outputs;
     private ZMQ.Socket coordinator;
     private InputWait inputWait;
-    /** Held open (and closed with the context) for the DP coordinator's channel from the engines. */
+    /** Held open (and closed with the engine's sockets) for the DP coordinator's channel from the engines. */
     private ZMQ.Socket coordinatorOutput;
     private final ZmqConnector connector = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS);
     private OutputBatcher batcher;
@@ -109,9 +109,13 @@ public final class EngineCoreAgent implements Agent
      * @param engineIndex this engine's index (its ZeroMQ identity, 2 bytes little endian).
      * @param options face settings.
      * @param config concluded engine configuration.
+     * @param sharedContext the ZeroMQ context the process's engines share (closed by its owner), or null for one of
+     *     this engine's own.
      */
-    public EngineCoreAgent(final int engineIndex, final PlayOptions options, final EngineConfig config)
+    public EngineCoreAgent(final int engineIndex, final PlayOptions options, final EngineConfig config,
+        final ZContext sharedContext)
     {
+        this.sockets = new EngineSockets(sharedContext, connector);
         this.engineIndex = engineIndex;
         this.options = options;
         this.engineClock = options.engineClock();
@@ -181,10 +185,9 @@ public final class EngineCoreAgent implements Agent
     @Override
     public void onStart()
     {
-        context = new ZContext();
         final long deadlineNs = System.nanoTime() + options.handshakeTimeoutNs();
         final byte[] identity = {(byte)engineIndex, (byte)(engineIndex >> 8)};
-        final ZMQ.Socket handshake = connector.open(context, SocketType.DEALER, s ->
+        final ZMQ.Socket handshake = sockets.open( SocketType.DEALER, s ->
         {
             s.setIdentity(identity);
             s.setLinger(5000);
@@ -206,20 +209,20 @@ public final class EngineCoreAgent implements Agent
             UUID.randomUUID().toString(), true, config.maxLoras())));
         for (int i = 0; i < clients; i++)
         {
-            inputs[i] = connector.open(context, SocketType.DEALER, s ->
+            inputs[i] = sockets.open( SocketType.DEALER, s ->
             {
                 s.setIdentity(identity);
                 s.setHWM(0);
             }, tcpOnly(init.inputs().get(i)), deadlineNs);
             inputs[i].send(registration, 0);
-            outputs[i] = connector.open(context, SocketType.PUSH, s ->
+            outputs[i] = sockets.open( SocketType.PUSH, s ->
             {
                 s.setHWM(0);
                 s.setLinger(4000);
             }, tcpOnly(init.outputs().get(i)), deadlineNs);
         }
         connectCoordinator(init, deadlineNs);
-        inputWait = new InputWait(context, java.util.stream.Stream.concat(java.util.Arrays.stream(inputs),
+        inputWait = new InputWait(sockets.context(), java.util.stream.Stream.concat(java.util.Arrays.stream(inputs),
             java.util.stream.Stream.of(coordinator)).toArray(ZMQ.Socket[]::new));
         batcher = new OutputBatcher(engineIndex, options.line(), clients, this::send, live);
         engine = new Engine(config, batcher, engineNowNs());
@@ -228,7 +231,7 @@ public final class EngineCoreAgent implements Agent
         sleep = new EngineSleep(engine, () -> engine.resetPrefixCache(engineNowNs()), this::replyUtility,
             this::freeze);
         handshake.send(encode(w -> Handshake.ready(w, config.kvCacheBlocks())), 0);
-        handshake.close();
+        sockets.close(handshake);
         faultsFromNs = engineClock.nanoTime();
         ready = true;
         LOG.log(System.Logger.Level.INFO, "engine {0} ready: {1} client(s), vLLM line {2}, {3}", engineIndex,
@@ -256,10 +259,10 @@ public final class EngineCoreAgent implements Agent
         {
             throw new IllegalStateException("INIT names only one of the coordinator addresses");
         }
-        coordinator = connector.open(context, SocketType.XSUB, s -> { }, tcpOnly(init.coordinatorInput()),
+        coordinator = sockets.open( SocketType.XSUB, s -> { }, tcpOnly(init.coordinatorInput()),
             deadlineNs);
         coordinator.send(new byte[] {1}, 0);
-        coordinatorOutput = connector.open(context, SocketType.PUSH, s -> s.setLinger(0),
+        coordinatorOutput = sockets.open( SocketType.PUSH, s -> s.setLinger(0),
             tcpOnly(init.coordinatorOutput()), deadlineNs);
         final byte[] first = receiveBefore(coordinator, deadlineNs);
         if (null == first || !"READY".equals(new String(first, StandardCharsets.US_ASCII)))
@@ -684,10 +687,7 @@ public final class EngineCoreAgent implements Agent
         {
             case DIE:
                 died = true;
-                for (final ZMQ.Socket socket : context.getSockets())
-                {
-                    socket.setLinger(0);
-                }
+                sockets.dropLinger();
                 throw new AgentTerminationException("engine " + engineIndex + " died (fault schedule line " +
                     event.line() + ")");
             case DEAD:
@@ -737,10 +737,7 @@ public final class EngineCoreAgent implements Agent
         {
             inputWait.close();
         }
-        if (null != context)
-        {
-            context.close();
-        }
+        sockets.close();
         stopped = true;
     }
 }

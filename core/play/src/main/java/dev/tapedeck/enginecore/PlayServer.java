@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.zeromq.ZContext;
 
 import dev.tapedeck.engine.EngineConfig;
 
@@ -23,6 +24,8 @@ public final class PlayServer
     private final List<AgentRunner> runners = new ArrayList<>();
     private volatile Throwable failure;
     private volatile boolean stopping;
+    /** The ZeroMQ context (I/O threads) every engine's sockets share. */
+    private ZContext context;
 
     private PlayServer()
     {
@@ -39,9 +42,10 @@ public final class PlayServer
     {
         final PlayServer server = new PlayServer();
         final ErrorHandler errors = server::onError;
+        server.context = new ZContext(ioThreads(options.engineCount()));
         for (int i = 0; i < options.engineCount(); i++)
         {
-            final EngineCoreAgent agent = new EngineCoreAgent(i, options, configs.get(i));
+            final EngineCoreAgent agent = new EngineCoreAgent(i, options, configs.get(i), server.context);
             final AgentRunner runner = new AgentRunner(
                 new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(50)),
                 errors, null, agent);
@@ -50,6 +54,15 @@ public final class PlayServer
             AgentRunner.startOnThread(runner);
         }
         return server;
+    }
+
+    /**
+     * @return the I/O threads the engines share: one per engine at most, and at most half the cores (ZeroMQ's I/O
+     *     threads move bytes; an engine thread per core left for stepping).
+     */
+    static int ioThreads(final int engines)
+    {
+        return Math.max(1, Math.min(engines, Runtime.getRuntime().availableProcessors() / 2));
     }
 
     private void onError(final Throwable error)
@@ -139,6 +152,7 @@ public final class PlayServer
         }
         final int aborted = agents.stream().mapToInt(EngineCoreAgent::inFlight).sum();
         runners.forEach(AgentRunner::close);
+        context.close(); // after every engine closed its sockets: waits for their last messages (linger)
         return aborted;
     }
 }

@@ -41,7 +41,7 @@ class ManualClockPlayIT
                     new StepCoefficients("two-ms", STEP_NS / 1000.0, 0, 0, 0, 0, "test"))))
                 .conclude();
             final EngineConfig config = context.engine().copy().tokenSpace(new int[] {0}, -1).conclude();
-            final EngineCoreAgent agent = new EngineCoreAgent(0, context.playOptions(null), config);
+            final EngineCoreAgent agent = new EngineCoreAgent(0, context.playOptions(null), config, null);
             final AtomicReference<Throwable> failure = new AtomicReference<>();
             final AgentInvoker invoker = new AgentInvoker(failure::set, null, agent);
             final Thread driver = new Thread(() ->
