@@ -202,6 +202,26 @@ public final class KvEventPublisher implements Agent
     }
 
     /**
+     * @param nowNs {@link System#nanoTime()}.
+     * @return how long this publisher has nothing to do unless the engine stages a batch (which wakes the thread):
+     *     until its first delayed batch is due, else {@link Long#MAX_VALUE}.
+     */
+    long idleNs(final long nowNs)
+    {
+        return delayed.isEmpty() ? Long.MAX_VALUE : Math.max(0, delayed.peekFirst()[0] - nowNs);
+    }
+
+    /**
+     * Wake {@code thread} whenever the engine stages a batch.
+     *
+     * @param thread the thread running this publisher's duty cycle.
+     */
+    void wakeOnStage(final Thread thread)
+    {
+        stager.consumer(thread);
+    }
+
+    /**
      * Send what the engine staged, then close the sockets.
      */
     @Override

@@ -6,10 +6,11 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
-import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.NoOpIdleStrategy;
 import org.zeromq.ZContext;
 
 /**
@@ -62,8 +63,8 @@ public final class KvEventPublishers implements AutoCloseable
             return this;
         }
         final Agent agent = new AllPublishers(publishers.toArray(new KvEventPublisher[0]));
-        runner = new AgentRunner(new BackoffIdleStrategy(10, 10, TimeUnit.MICROSECONDS.toNanos(10),
-            TimeUnit.MILLISECONDS.toNanos(1)), ex -> LOG.log(System.Logger.Level.ERROR,
+        // the agent parks itself when idle (AllPublishers.doWork), until an engine stages a batch
+        runner = new AgentRunner(new NoOpIdleStrategy(), ex -> LOG.log(System.Logger.Level.ERROR,
             "KV events publisher failed: " + ex.getMessage(), ex), null, agent);
         AgentRunner.startOnThread(runner, r ->
         {
@@ -129,6 +130,8 @@ public final class KvEventPublishers implements AutoCloseable
      */
     private static final class AllPublishers implements Agent
     {
+        private static final long MAX_PARK_NS = TimeUnit.MILLISECONDS.toNanos(50);
+
         private final KvEventPublisher[] publishers;
 
         AllPublishers(final KvEventPublisher[] publishers)
@@ -142,6 +145,7 @@ public final class KvEventPublishers implements AutoCloseable
             for (final KvEventPublisher publisher : publishers)
             {
                 publisher.onStart();
+                publisher.wakeOnStage(Thread.currentThread());
             }
         }
 
@@ -172,7 +176,33 @@ public final class KvEventPublishers implements AutoCloseable
                     publishers[i] = null;
                 }
             }
+            if (0 == work)
+            {
+                park();
+            }
             return work;
+        }
+
+        /**
+         * Nothing to send: sleep until an engine stages a batch (its stager unparks this thread), the first delayed
+         * batch is due, or {@link #MAX_PARK_NS} passed (replay requests and a close are heard within it). The park
+         * used to be a backoff of at most 1 ms: an idle publisher thread took 20 ms of CPU a second.
+         */
+        private void park()
+        {
+            final long nowNs = System.nanoTime();
+            long parkNs = MAX_PARK_NS;
+            for (final KvEventPublisher publisher : publishers)
+            {
+                if (null != publisher)
+                {
+                    parkNs = Math.min(parkNs, publisher.idleNs(nowNs));
+                }
+            }
+            if (parkNs > 0)
+            {
+                LockSupport.parkNanos(this, parkNs);
+            }
         }
 
         @Override

@@ -2,6 +2,7 @@ package dev.tapedeck.kvevents;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.EpochNanoClock;
@@ -36,6 +37,8 @@ import dev.tapedeck.kv.KvEventSink;
  */
 public final class KvEventStager implements KvEventSink
 {
+    /** The publishing thread, woken when a batch is staged; null until it runs. */
+    private volatile Thread consumer;
     private volatile boolean faultDrop;
     private volatile long faultDelayNs;
     static final byte STORED = 1;
@@ -182,7 +185,19 @@ public final class KvEventStager implements KvEventSink
         {
             droppedBatches.incrementAndGet();
         }
+        else if (null != consumer)
+        {
+            LockSupport.unpark(consumer); // the publisher's thread may be parked while nothing is staged
+        }
         length = HEADER_BYTES;
+    }
+
+    /**
+     * @param thread the thread that reads the ring, unparked when a batch is staged (it may wait parked for one).
+     */
+    void consumer(final Thread thread)
+    {
+        consumer = thread;
     }
 
     /**
