@@ -331,7 +331,7 @@ public final class Load implements AutoCloseable
         int tooLong = 0;
         for (final PlannedRequest request : plan.requests())
         {
-            final long tokens = (long)request.promptTokens() + Math.max(1, request.outputTokens());
+            final long tokens = request.contextTokens();
             longest = Math.max(longest, tokens);
             tooLong += tokens > maxModelLen ? 1 : 0;
         }

@@ -17,4 +17,12 @@ package dev.tapedeck.load;
 public record PlannedRequest(int index, long offsetNs, int promptTokens, int outputTokens, long[] hashIds,
     int session, int turn, long thinkNs)
 {
+    /**
+     * @return the context the request needs on a server: its prompt plus its output (at least one token: a request
+     *     whose output the server decides still generates one).
+     */
+    public long contextTokens()
+    {
+        return (long)promptTokens + Math.max(1, outputTokens);
+    }
 }

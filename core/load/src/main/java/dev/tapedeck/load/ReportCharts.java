@@ -187,7 +187,7 @@ final class ReportCharts
      */
     static String perGpu(final JsonNode report)
     {
-        final int gpus = Math.max(1, report.path("target").path("gpus_per_server").asInt(1));
+        final int gpus = SweepSeries.gpusPerServer(report);
         final SvgChart chart = new SvgChart("Throughput per GPU vs interactivity, per server mode",
             "interactivity (output tokens/s per user)", "output tokens/s per GPU (" + gpus + " GPU" +
             (gpus > 1 ? "s" : "") + " per server)")

@@ -42,7 +42,7 @@ public final class SweepSeries
                 bySeries.computeIfAbsent(point.path("series").asText(), k -> new ArrayList<>()).add(point);
             }
         }
-        final int gpus = Math.max(1, report.path("target").path("gpus_per_server").asInt(1));
+        final int gpus = gpusPerServer(report);
         final ObjectNode series = report.putObject("series");
         for (final Map.Entry<String, List<JsonNode>> entry : bySeries.entrySet())
         {
@@ -93,6 +93,15 @@ public final class SweepSeries
                 }
             }
         }
+    }
+
+    /**
+     * @param report a report.
+     * @return its {@code target.gpus_per_server}, 1 when absent.
+     */
+    static int gpusPerServer(final JsonNode report)
+    {
+        return Math.max(1, report.path("target").path("gpus_per_server").asInt(1));
     }
 
     private static boolean dominated(final JsonNode point, final List<JsonNode> points)

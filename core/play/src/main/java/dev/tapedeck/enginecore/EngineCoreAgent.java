@@ -187,7 +187,7 @@ public final class EngineCoreAgent implements Agent
     {
         final long deadlineNs = System.nanoTime() + options.handshakeTimeoutNs();
         final byte[] identity = {(byte)engineIndex, (byte)(engineIndex >> 8)};
-        final ZMQ.Socket handshake = sockets.open( SocketType.DEALER, s ->
+        final ZMQ.Socket handshake = sockets.open(SocketType.DEALER, s ->
         {
             s.setIdentity(identity);
             s.setLinger(5000);
@@ -209,13 +209,13 @@ public final class EngineCoreAgent implements Agent
             UUID.randomUUID().toString(), true, config.maxLoras())));
         for (int i = 0; i < clients; i++)
         {
-            inputs[i] = sockets.open( SocketType.DEALER, s ->
+            inputs[i] = sockets.open(SocketType.DEALER, s ->
             {
                 s.setIdentity(identity);
                 s.setHWM(0);
             }, tcpOnly(init.inputs().get(i)), deadlineNs);
             inputs[i].send(registration, 0);
-            outputs[i] = sockets.open( SocketType.PUSH, s ->
+            outputs[i] = sockets.open(SocketType.PUSH, s ->
             {
                 s.setHWM(0);
                 s.setLinger(4000);
@@ -259,10 +259,10 @@ public final class EngineCoreAgent implements Agent
         {
             throw new IllegalStateException("INIT names only one of the coordinator addresses");
         }
-        coordinator = sockets.open( SocketType.XSUB, s -> { }, tcpOnly(init.coordinatorInput()),
+        coordinator = sockets.open(SocketType.XSUB, s -> { }, tcpOnly(init.coordinatorInput()),
             deadlineNs);
         coordinator.send(new byte[] {1}, 0);
-        coordinatorOutput = sockets.open( SocketType.PUSH, s -> s.setLinger(0),
+        coordinatorOutput = sockets.open(SocketType.PUSH, s -> s.setLinger(0),
             tcpOnly(init.coordinatorOutput()), deadlineNs);
         final byte[] first = receiveBefore(coordinator, deadlineNs);
         if (null == first || !"READY".equals(new String(first, StandardCharsets.US_ASCII)))

@@ -137,7 +137,7 @@ public final class Simulate
         long longest = 0;
         for (final dev.tapedeck.load.PlannedRequest request : plan.requests())
         {
-            longest = Math.max(longest, (long)request.promptTokens() + Math.max(1, request.outputTokens()));
+            longest = Math.max(longest, request.contextTokens());
         }
         final long kvTokens = (long)template.kvCacheBlocks() * template.blockSize();
         return (int)Math.max(template.maxModelLen(), Math.min(longest, kvTokens));
