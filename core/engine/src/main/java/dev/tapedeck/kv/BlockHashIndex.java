@@ -7,10 +7,11 @@ import org.agrona.collections.Hashing;
 /**
  * The prefix cache's index: which block caches a hash. An open-addressing table (linear probing, backward-shift
  * deletion) of block ids only; the hashes it is keyed by stay where the pool already keeps them ({@code hashes}, one
- * per block), so an entry costs 4 bytes of table instead of the 16 a {@code long -> long} map spends. Sized at
- * construction for every block of the pool at a load of at most three quarters (linear probing stays short: a
+ * per block), so an entry costs 4 bytes of table instead of the 16 a {@code long -> long} map spends. Sized for
+ * every block of the hash array at a load of at most three quarters (linear probing stays short: a
  * miss probes about 8 slots at that load, 2.5 at the half most pools stay under): a pool of 33,600 blocks holds a
- * 256 KiB table, and nothing allocates afterwards.
+ * 256 KiB table once every block has been used; it grows ({@link #rebind}) with the pool's arrays and allocates
+ * nothing otherwise.
  * <p>
  * <b>Not thread safe</b>: owned by one {@link BlockPool}.
  */
@@ -18,9 +19,9 @@ final class BlockHashIndex
 {
     static final int NONE = -1;
 
-    private final long[] hashes;
-    private final int[] slots;
-    private final int mask;
+    private long[] hashes;
+    private int[] slots;
+    private int mask;
     private int size;
 
     /**
@@ -29,15 +30,46 @@ final class BlockHashIndex
     BlockHashIndex(final long[] hashes)
     {
         this.hashes = hashes;
-        final long wanted = Math.max(2L, (4L * hashes.length + 2) / 3);
+        slots = new int[tableLength(hashes.length)];
+        mask = slots.length - 1;
+        clear();
+    }
+
+    /**
+     * Follow the pool's grown hash array (same hashes for the blocks already put, room for more blocks): the table
+     * grows to keep the same load bound, re-placing every entry (the only allocation, once per growth).
+     *
+     * @param grownHashes the pool's new per-block hashes.
+     */
+    void rebind(final long[] grownHashes)
+    {
+        hashes = grownHashes;
+        final int length = tableLength(grownHashes.length);
+        if (length > slots.length)
+        {
+            final int[] old = slots;
+            slots = new int[length];
+            mask = length - 1;
+            Arrays.fill(slots, NONE);
+            for (final int block : old)
+            {
+                if (NONE != block)
+                {
+                    place(block);
+                }
+            }
+        }
+    }
+
+    private static int tableLength(final int blocks)
+    {
+        final long wanted = Math.max(2L, (4L * blocks + 2) / 3);
         final long length = Long.highestOneBit(wanted - 1) << 1;
         if (length > 1 << 30)
         {
-            throw new IllegalArgumentException("a pool of " + hashes.length + " blocks is too large to index");
+            throw new IllegalArgumentException("a pool of " + blocks + " blocks is too large to index");
         }
-        slots = new int[(int)length];
-        mask = (int)length - 1;
-        clear();
+        return (int)length;
     }
 
     /**
@@ -72,13 +104,18 @@ final class BlockHashIndex
      */
     void put(final int block)
     {
+        place(block);
+        size++;
+    }
+
+    private void place(final int block)
+    {
         int slot = Hashing.hash(hashes[block], mask);
         while (NONE != slots[slot])
         {
             slot = (slot + 1) & mask;
         }
         slots[slot] = block;
-        size++;
     }
 
     /**

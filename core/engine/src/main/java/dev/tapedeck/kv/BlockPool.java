@@ -8,10 +8,15 @@ import java.util.Arrays;
  * hash, so it can still be hit; a new block is taken from the head of the free queue (the least recently freed),
  * and if that block still held a hash, the hash is dropped from the cache (an eviction); a cache hit on a free block
  * takes it out of the free queue wherever it sits. The free queue is a doubly linked list over two int arrays and
- * the hash index ({@link BlockHashIndex}) is an open-addressing table of block ids sized for the whole pool, so no
- * operation allocates (but {@link #watch}, growing its copy to a longer hit than any before). About 31 bytes per
- * block: a pool of 33,600 blocks (an 8B model's on one GPU) holds 1.0 MiB, so a hundred simulated GPUs fit in one
- * process.
+ * the hash index ({@link BlockHashIndex}) is an open-addressing table of block ids. About 31 bytes per block
+ * taken: a pool of 33,600 blocks (an 8B model's on one GPU) holds 1.0 MiB once every block has been used.
+ * <p>
+ * The arrays grow with use: blocks never taken since the last reset sit at the head of vLLM's free queue in id
+ * order (the queue starts as every block in id order, a taken block comes back at the tail), so the pool hands them
+ * out from a high-water mark before any block of its free list, and keeps arrays only for the blocks below it,
+ * doubled when the mark passes their length. A lightly used pool (a hundred simulated GPUs in one process, each
+ * serving a few requests) holds kilobytes, not a megabyte. Growing is the only allocation, at most about
+ * log2(blocks / 1024) times per pool (and in {@link #watch}, growing its copy to a longer hit than any before).
  * <p>
  * A hash is cached by at most one block: caching a hash that another block already holds leaves the second block
  * uncached (vLLM keeps both; the difference only matters for which copy a later hit takes).
@@ -25,10 +30,15 @@ public final class BlockPool
 {
     private static final int NONE = -1;
 
+    /** Arrays start with room for this many blocks (or the whole pool, if smaller). */
+    static final int INITIAL_BLOCKS = 1024;
+
     private final int capacity;
-    private final int[] refCounts;
-    private final long[] hashes;
-    private final boolean[] hashed;
+    /** Blocks {@code [taken, capacity)} have not been taken since the last reset: free and uncached. */
+    private int taken;
+    private int[] refCounts;
+    private long[] hashes;
+    private boolean[] hashed;
     /** Free blocks, least recently freed first. */
     private final IndexList free;
     private final BlockHashIndex blockByHash;
@@ -40,7 +50,7 @@ public final class BlockPool
      * The watched hit ({@link #watch}): how often each block is in it (a lookup finds a block once, twice only on a
      * hash collision), the blocks, and what has happened since.
      */
-    private final short[] watchCounts;
+    private short[] watchCounts;
     private int[] watched = new int[64];
     private int watchedCount;
     private int watchedFree;
@@ -58,11 +68,12 @@ public final class BlockPool
             throw new IllegalArgumentException("a block pool needs at least one block, got " + capacity);
         }
         this.capacity = capacity;
-        refCounts = new int[capacity];
-        hashes = new long[capacity];
-        hashed = new boolean[capacity];
-        free = new IndexList(capacity);
-        watchCounts = new short[capacity];
+        final int length = Math.min(capacity, INITIAL_BLOCKS);
+        refCounts = new int[length];
+        hashes = new long[length];
+        hashed = new boolean[length];
+        free = new IndexList(length);
+        watchCounts = new short[length];
         blockByHash = new BlockHashIndex(hashes);
         reset();
     }
@@ -106,10 +117,8 @@ public final class BlockPool
         watchHolds = false;
         blockByHash.clear();
         free.clear();
-        for (int block = 0; block < capacity; block++)
-        {
-            appendFree(block);
-        }
+        taken = 0;
+        changes++;
     }
 
     /**
@@ -125,7 +134,7 @@ public final class BlockPool
      */
     public int freeBlocks()
     {
-        return free.size();
+        return free.size() + capacity - taken;
     }
 
     /**
@@ -133,7 +142,7 @@ public final class BlockPool
      */
     public int usedBlocks()
     {
-        return capacity - free.size();
+        return taken - free.size();
     }
 
     /**
@@ -184,7 +193,7 @@ public final class BlockPool
      */
     public int refCount(final int block)
     {
-        return refCounts[block];
+        return block < taken ? refCounts[block] : untouched(block, 0);
     }
 
     /**
@@ -193,7 +202,7 @@ public final class BlockPool
      */
     public boolean isCached(final int block)
     {
-        return hashed[block];
+        return block < taken ? hashed[block] : 0 != untouched(block, 0);
     }
 
     /**
@@ -202,7 +211,7 @@ public final class BlockPool
      */
     public long hashOf(final int block)
     {
-        return hashes[block];
+        return block < taken ? hashes[block] : untouched(block, 0);
     }
 
     /**
@@ -210,7 +219,7 @@ public final class BlockPool
      */
     public int nextToAllocate()
     {
-        return free.head();
+        return taken < capacity ? taken : free.head();
     }
 
     /**
@@ -220,6 +229,10 @@ public final class BlockPool
      */
     public void acquire(final int block)
     {
+        if (block >= taken)
+        {
+            throw new IllegalArgumentException("block " + untouched(block, block) + " was never taken: not shared");
+        }
         if (0 == refCounts[block]++)
         {
             unlinkFree(block);
@@ -238,6 +251,10 @@ public final class BlockPool
      */
     public int allocate()
     {
+        if (taken < capacity)
+        {
+            return allocateUntouched();
+        }
         final int block = free.head();
         if (NONE == block)
         {
@@ -274,7 +291,7 @@ public final class BlockPool
      */
     public void release(final int block)
     {
-        if (refCounts[block] <= 0)
+        if (block >= taken || refCounts[block] <= 0)
         {
             throw new IllegalStateException("block " + block + " released more often than acquired");
         }
@@ -294,6 +311,10 @@ public final class BlockPool
      */
     public boolean cache(final int block, final long hash)
     {
+        if (block >= taken)
+        {
+            throw new IllegalArgumentException("block " + untouched(block, block) + " was never taken: not cached");
+        }
         if (hashed[block] || NONE != blockByHash.get(hash))
         {
             return false;
@@ -338,6 +359,12 @@ public final class BlockPool
         {
             final int block = blocks[i];
             watched[i] = block;
+            if (block >= taken)
+            {
+                watchedCount = i;
+                unwatch();
+                throw new IllegalArgumentException("block " + untouched(block, block) + " was never taken: not a hit");
+            }
             if (Short.MAX_VALUE == watchCounts[block])
             {
                 watchedCount = i; // so that unwatch() takes back the counts added so far
@@ -387,6 +414,44 @@ public final class BlockPool
     public int watchedFreeBlocks()
     {
         return watchedFree;
+    }
+
+    private int allocateUntouched()
+    {
+        final int block = taken;
+        if (block == refCounts.length)
+        {
+            grow(Math.min(capacity, 2 * block));
+        }
+        taken++;
+        changes++;
+        if (null != residency)
+        {
+            residency.evicted(block);
+            residency.allocated(block);
+        }
+        refCounts[block] = 1;
+        return block;
+    }
+
+    private void grow(final int length)
+    {
+        refCounts = Arrays.copyOf(refCounts, length);
+        hashes = Arrays.copyOf(hashes, length);
+        hashed = Arrays.copyOf(hashed, length);
+        watchCounts = Arrays.copyOf(watchCounts, length);
+        free.grow(length);
+        blockByHash.rebind(hashes);
+    }
+
+    /** The answer for a block not taken since the reset, after checking that it is one of the pool's. */
+    private int untouched(final int block, final int answer)
+    {
+        if (block < 0 || block >= capacity)
+        {
+            throw new IndexOutOfBoundsException("block " + block + " of a pool of " + capacity);
+        }
+        return answer;
     }
 
     private void appendFree(final int block)

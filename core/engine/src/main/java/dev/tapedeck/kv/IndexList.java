@@ -1,9 +1,12 @@
 package dev.tapedeck.kv;
 
+import java.util.Arrays;
+
 /**
  * An ordered set of block ids in {@code [0, capacity)}: a doubly linked list kept in two {@code int[]}s, with O(1)
- * append at the tail, removal anywhere, and the head. The block pool's free queue (least recently freed first) and
- * the host tier's LRU order (least recently used first) are each one. Allocates only at construction.
+ * append at the tail, removal anywhere, and the head; {@link #grow} makes room for more ids. The block pool's free
+ * queue (least recently freed first) and the host tier's LRU order (least recently used first) are each one.
+ * Allocates only at construction and when it grows.
  * <p>
  * <b>Not thread safe</b>: owned by its block pool or tier.
  */
@@ -12,8 +15,8 @@ final class IndexList
     /** No id: the list is empty, or an id is the last. */
     static final int NONE = -1;
 
-    private final int[] previous;
-    private final int[] next;
+    private int[] previous;
+    private int[] next;
     private int head = NONE;
     private int tail = NONE;
     private int size;
@@ -25,6 +28,20 @@ final class IndexList
     {
         previous = new int[capacity];
         next = new int[capacity];
+    }
+
+    /**
+     * Make room for ids below {@code capacity} (never shrinks); the list keeps its order.
+     *
+     * @param capacity the new number of ids.
+     */
+    void grow(final int capacity)
+    {
+        if (capacity > next.length)
+        {
+            previous = Arrays.copyOf(previous, capacity);
+            next = Arrays.copyOf(next, capacity);
+        }
     }
 
     /**

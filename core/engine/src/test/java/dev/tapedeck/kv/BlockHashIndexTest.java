@@ -1,5 +1,6 @@
 package dev.tapedeck.kv;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -74,5 +75,35 @@ class BlockHashIndexTest
         index.clear();
         assertEquals(0, index.size());
         assertEquals(BlockHashIndex.NONE, index.get(0));
+    }
+
+    @Test
+    void shouldKeepEveryEntryFindableWhenThePoolsHashesGrow()
+    {
+        long[] hashes = new long[4];
+        final BlockHashIndex index = new BlockHashIndex(hashes);
+        int blocks = 0;
+        for (int length = 4; length <= 4096; length *= 2)
+        {
+            if (length > hashes.length)
+            {
+                hashes = Arrays.copyOf(hashes, length);
+                index.rebind(hashes);
+            }
+            for (; blocks < length; blocks++)
+            {
+                hashes[blocks] = blocks * 0x9E3779B97F4A7C15L;
+                index.put(blocks);
+            }
+            for (int block = 0; block < blocks; block++)
+            {
+                assertEquals(block, index.get(hashes[block]), "block " + block + " of " + blocks);
+            }
+            assertEquals(BlockHashIndex.NONE, index.get(-1));
+        }
+        assertEquals(4096, index.size());
+        index.remove(hashes[17]);
+        assertEquals(BlockHashIndex.NONE, index.get(hashes[17]));
+        assertEquals(18, index.get(hashes[18]));
     }
 }

@@ -1,5 +1,13 @@
 package dev.tapedeck.kv;
 
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -173,5 +181,135 @@ class BlockPoolTest
         pool.release(b);
         pool.reset();
         assertFalse(pool.watchHolds());
+    }
+
+    /**
+     * The pool keeps arrays only for blocks it has handed out (a high-water mark) but must behave as vLLM's free queue
+     * of every block: checked against an explicit queue of all blocks through random allocations, hits, releases and
+     * resets on pools larger than the arrays' first size, so the arrays grow (and the hash index re-places its
+     * entries) while blocks are held and cached.
+     */
+    @Test
+    void shouldHandOutBlocksInVllmsFreeQueueOrderWhileItsArraysGrow()
+    {
+        for (final int capacity : new int[] {5, BlockPool.INITIAL_BLOCKS + 1, 3 * BlockPool.INITIAL_BLOCKS + 7})
+        {
+            final BlockPool pool = new BlockPool(capacity);
+            final ArrayDeque<Integer> freeQueue = new ArrayDeque<>();
+            final int[] refCounts = new int[capacity];
+            final Map<Long, Integer> cached = new HashMap<>();
+            final Map<Integer, Long> hashOfBlock = new HashMap<>();
+            final List<Integer> held = new ArrayList<>();
+            resetModel(capacity, freeQueue, refCounts, cached, hashOfBlock, held);
+            final SplittableRandom random = new SplittableRandom(capacity);
+            long nextHash = 1;
+            int highestTaken = -1;
+            for (int operation = 0; operation < 40 * capacity; operation++)
+            {
+                final int choice = random.nextInt(100);
+                if (0 == (operation + 1) % (10 * capacity)) // four resets, each after every block was taken
+                {
+                    assertEquals(capacity - 1, highestTaken, "the pool was used through before the reset");
+                    highestTaken = -1;
+                    for (final int block : held)
+                    {
+                        pool.release(block);
+                    }
+                    pool.reset();
+                    resetModel(capacity, freeQueue, refCounts, cached, hashOfBlock, held);
+                }
+                else if (choice < 45)
+                {
+                    final Integer expected = freeQueue.pollFirst();
+                    final int block = pool.allocate();
+                    assertEquals(null == expected ? -1 : expected, block, "allocation " + operation);
+                    if (block >= 0)
+                    {
+                        highestTaken = Math.max(highestTaken, block);
+                        final Long evicted = hashOfBlock.remove(block);
+                        if (null != evicted)
+                        {
+                            cached.remove(evicted);
+                        }
+                        refCounts[block] = 1;
+                        held.add(block);
+                        if (random.nextBoolean())
+                        {
+                            final long hash = nextHash++;
+                            assertTrue(pool.cache(block, hash));
+                            cached.put(hash, block);
+                            hashOfBlock.put(block, hash);
+                        }
+                    }
+                }
+                else if (choice < 85 && !held.isEmpty())
+                {
+                    final int block = held.remove(random.nextInt(held.size()));
+                    pool.release(block);
+                    if (0 == --refCounts[block])
+                    {
+                        freeQueue.addLast(block);
+                    }
+                }
+                else if (nextHash > 1)
+                {
+                    final long hash = 1 + random.nextLong(nextHash - 1);
+                    final Integer expected = cached.get(hash);
+                    assertEquals(null == expected ? -1 : expected, pool.cachedBlock(hash), "hit on " + hash);
+                    if (null != expected)
+                    {
+                        pool.acquire(expected);
+                        if (0 == refCounts[expected]++)
+                        {
+                            freeQueue.remove(expected);
+                        }
+                        held.add(expected);
+                    }
+                }
+                assertEquals(freeQueue.size(), pool.freeBlocks(), "free blocks after operation " + operation);
+                assertEquals(capacity - freeQueue.size(), pool.usedBlocks());
+                assertEquals(null == freeQueue.peekFirst() ? -1 : freeQueue.peekFirst(), pool.nextToAllocate());
+                assertEquals(cached.size(), pool.cachedBlocks());
+            }
+            for (int block = 0; block < capacity; block++)
+            {
+                assertEquals(refCounts[block], pool.refCount(block), "block " + block);
+                assertEquals(hashOfBlock.containsKey(block), pool.isCached(block), "block " + block);
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseToShareOrCacheABlockNeverTaken()
+    {
+        final BlockPool pool = new BlockPool(4);
+        assertEquals(0, pool.allocate());
+        assertEquals(0, pool.refCount(3));
+        assertFalse(pool.isCached(3));
+        assertThrows(IllegalArgumentException.class, () -> pool.acquire(2));
+        assertThrows(IllegalArgumentException.class, () -> pool.cache(2, 7L));
+        assertThrows(IllegalStateException.class, () -> pool.release(2));
+        assertThrows(IndexOutOfBoundsException.class, () -> pool.refCount(4));
+        assertThrows(IllegalArgumentException.class, () -> pool.watch(new int[] {0, 1}, 2, false, 0));
+        assertEquals(3, pool.freeBlocks());
+    }
+
+    private static void resetModel(
+        final int capacity,
+        final ArrayDeque<Integer> freeQueue,
+        final int[] refCounts,
+        final Map<Long, Integer> cached,
+        final Map<Integer, Long> hashOfBlock,
+        final List<Integer> held)
+    {
+        freeQueue.clear();
+        for (int block = 0; block < capacity; block++)
+        {
+            freeQueue.addLast(block);
+        }
+        Arrays.fill(refCounts, 0);
+        cached.clear();
+        hashOfBlock.clear();
+        held.clear();
     }
 }
