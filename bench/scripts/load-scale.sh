@@ -94,28 +94,59 @@ bench_jar=bench/target/benchmarks.jar
 [ -f "$bench_jar" ] || ./mvnw -q -B -DskipTests -pl bench -am package
 java -Xms1g -Xmx3g -cp "$bench_jar" dev.tapedeck.bench.BareRateClient --url "$url" --rate "$rate" \
     --duration "$seconds" --warmup 5 --output-tokens 4 || true
-# 3. non-streaming request rate, load vs wrk, 64 connections each, against a server answering at once
+# 3. non-streaming request rate, load vs wrk, 64 connections each, against a server answering at once. The server's
+#    event loop is the bottleneck here, so both clients send the same request: a prompt of two token ids (no
+#    tokenizing on the server). With text prompts the comparison is of requests, not clients: load's prompts are
+#    distinct words (no two alike, as a benchmark's must be), which the server's tokenizer takes about 2 us longer
+#    to encode than wrk's one fixed "hello there". PAIRS=3 alternated pairs (ABBA order: a client that runs later
+#    meets a warmer server), then one text pair for that difference.
 kill $serve_pid 2>/dev/null || true; wait $serve_pid 2>/dev/null || true
 curl -s -o /dev/null "http://127.0.0.1:$port/health" && { echo "the first server is still up" >&2; exit 1; }
 start_serve --port "$port" --latency-model knob --time-to-first-token 0 --inter-token-latency 0 \
     --max-num-seqs 20000 >"$out/serve-fast.log" 2>&1
 until curl -s -o /dev/null "http://127.0.0.1:$port/health"; do sleep 0.1; done
-body='{"model":"Qwen/Qwen3-8B","prompt":"hello there","max_tokens":4,"ignore_eos":true}'
-curl -s -o /dev/null -H 'content-type: application/json' -d "$body" "$url/v1/completions"
+ids_body='{"model":"Qwen/Qwen3-8B","prompt":[56294,30078],"max_tokens":4,"ignore_eos":true}'
+text_body='{"model":"Qwen/Qwen3-8B","prompt":"hello there","max_tokens":4,"ignore_eos":true}'
+wrk_script() { printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' \
+    "'$2'" >"$out/$1.lua"; }
+wrk_script post-ids "$ids_body"; wrk_script post-text "$text_body"
+curl -s -o /dev/null -H 'content-type: application/json' -d "$ids_body" "$url/v1/completions"
 # warm this server's JIT too (not reported): a cold server made whichever client ran first look slower
 java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 10s --no-stream --prompt-tokens 2 \
-    --output-tokens 4 --ignore-eos --quiet >/dev/null
-for i in "${!load_jars[@]}"; do
-    (load_run "${load_jars[$i]}" load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3s \
-        --no-stream --prompt-tokens 2 --output-tokens 4 --ignore-eos --quiet --report "$out/nostream-$i.json" >/dev/null)
-    summary "$out/nostream-$i.json" "$(tag "load --no-stream, 64 connections" "${load_jars[$i]}")"
-done
+    --output-tokens 4 --ignore-eos --prompt-format tokens --quiet >/dev/null
+# load_rate JAR FORMAT: requests/s of one 15 s run (3 s warm-up) of JAR's load with prompts as FORMAT
+load_rate() {
+    (load_run "$1" load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 15s --warmup 3s \
+        --no-stream --prompt-tokens 2 --output-tokens 4 --ignore-eos --prompt-format "$2" --quiet \
+        --report "$out/nostream.json" >/dev/null)
+    python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["points"][0]
+print(0 if p["requests"]["failed"] else round(p["throughput"]["requests_per_s"]))' "$out/nostream.json"
+}
+# wrk_rate SCRIPT: requests/s of one 15 s wrk run (0 when wrk saw errors)
+wrk_rate() {
+    wrk -t 1 -c 64 -d 15s -s "$out/$1.lua" "$url/v1/completions" |
+        awk '/Non-2xx|Socket errors/ {bad = 1} /Requests\/sec/ {rate = $2} END {printf "%d\n", bad ? 0 : rate}'
+}
 if command -v wrk >/dev/null; then
-    cat >"$out/post.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '$body'
-wrk.headers["Content-Type"] = "application/json"
-LUA
-    wrk -t 1 -c 64 -d 15s -s "$out/post.lua" "$url/v1/completions" | grep -E "Requests/sec|Latency|errors" |
-        sed 's/^/wrk 64 connections: /'
+    for i in "${!load_jars[@]}"; do
+        ratios=()
+        for pair in $(seq 1 "${PAIRS:-3}"); do
+            if (( pair % 2 )); then l=$(load_rate "${load_jars[$i]}" tokens); w=$(wrk_rate post-ids)
+            else w=$(wrk_rate post-ids); l=$(load_rate "${load_jars[$i]}" tokens); fi
+            ratio=$(python3 -c "print(f'{$l / max($w, 1):.3f}')")
+            ratios+=("$ratio")
+            echo "$(tag "load --no-stream vs wrk, 64 connections, same request (token ids), pair $pair" \
+                "${load_jars[$i]}"): load $l req/s, wrk $w req/s: ${ratio}x"
+        done
+        echo "$(tag "load --no-stream vs wrk, same request" "${load_jars[$i]}"): median" \
+            "$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')x"
+    done
+    l=$(load_rate "$jar" text); w=$(wrk_rate post-text)
+    echo "different requests (load: distinct words, wrk: one fixed text): load $l req/s, wrk $w req/s:" \
+        "$(python3 -c "print(f'{$l / max($w, 1):.3f}')")x"
+else
+    for i in "${!load_jars[@]}"; do
+        echo "$(tag "load --no-stream, 64 connections, token ids" "${load_jars[$i]}"):" \
+            "$(load_rate "${load_jars[$i]}" tokens) req/s (wrk not installed: no comparison)"
+    done
 fi

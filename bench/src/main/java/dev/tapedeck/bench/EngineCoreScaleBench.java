@@ -114,15 +114,20 @@ public final class EngineCoreScaleBench
             final AtomicBoolean running = new AtomicBoolean(true);
             final Thread sender = new Thread(() ->
             {
-                final ZMQ.Socket push = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(context,
-                    SocketType.PUSH, s -> s.setSndHWM(1000), "tcp://127.0.0.1:" + port,
-                    System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
-                while (running.get())
+                // a context of its own, as the engine has: its own I/O thread, as two processes would have
+                try (ZContext senderContext = new ZContext())
                 {
-                    // never block on a full queue: the receiver stops reading before the sender stops
-                    push.send(message.clone(), ZMQ.DONTWAIT);
+                    final ZMQ.Socket push = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(senderContext,
+                        SocketType.PUSH, s -> s.setSndHWM(1000), "tcp://127.0.0.1:" + port,
+                        System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
+                    while (running.get())
+                    {
+                        // never block on a full queue: the receiver stops reading before the sender stops
+                        push.send(message.clone(), ZMQ.DONTWAIT);
+                    }
+                    push.setLinger(0);
+                    push.close();
                 }
-                push.close();
             });
             sender.start();
             final MsgPackReader reader = new MsgPackReader();

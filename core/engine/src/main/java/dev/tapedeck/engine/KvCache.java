@@ -226,9 +226,14 @@ final class KvCache
 
     private boolean allocateBlocks(final Request request, final int hitBlocks, final int newTokens)
     {
-        final long[] hashes = request.blockHashes;
         // the hits are the blocks findCachedBlocks just found for this request (nothing changed the pool since)
         final int[] hits = foundFor == request ? foundBlocks : null;
+        if (0 == hitBlocks && null == hits
+            && request.numComputedTokens + newTokens <= (long)request.numBlocks * blockSize)
+        {
+            return true; // most decode steps: the request's last block has room for the new token
+        }
+        final long[] hashes = request.blockHashes;
         int hitsOnFreeBlocks = 0;
         if (null != hits && hitBlocks == foundCount && pool.watchHolds())
         {

@@ -115,6 +115,7 @@ final class OutputBatcher implements OutputSink
     {
         final PlayRequest p = (PlayRequest)request.attachment();
         live.remove(request.requestId());
+        p.finished = true;
         if (p.abortedByFrontend)
         {
             final int client = p.clientIndex;
@@ -171,13 +172,24 @@ final class OutputBatcher implements OutputSink
         {
             final PlayRequest p = batch[i];
             batch[i] = null;
-            final Request r = p.request;
             final boolean reportCached = !p.cachedReported && p.batchTokenCount > 0;
             p.cachedReported |= reportCached;
-            encoder.output(p.idUtf8, p.batchTokens, 0, p.batchTokenCount, wireFinishReason(r), stopReason(r),
-                r.isFinished() && null != r.kvTransferResult() ? r.kvTransferResult().toMsgPack() : null,
-                r.promptLength(), reportCached ? r.numCachedTokens() : EngineCoreOutputsEncoder.NONE,
-                r.numExternalTokens());
+            if (reportCached || p.finished)
+            {
+                // the request's first output or its last: what the engine knows of it goes with it
+                final Request r = p.request;
+                encoder.output(p.idUtf8, p.batchTokens, 0, p.batchTokenCount, wireFinishReason(r), stopReason(r),
+                    r.isFinished() && null != r.kvTransferResult() ? r.kvTransferResult().toMsgPack() : null,
+                    r.promptLength(), reportCached ? r.numCachedTokens() : EngineCoreOutputsEncoder.NONE,
+                    r.numExternalTokens());
+            }
+            else
+            {
+                // new tokens of a running request: its id and tokens only (the Request is not read, one cache miss
+                // less per request and step)
+                encoder.output(p.idUtf8, p.batchTokens, 0, p.batchTokenCount, EngineCoreOutputsEncoder.NO_FINISH,
+                    EngineCoreOutputsEncoder.NONE, null, 0, EngineCoreOutputsEncoder.NONE, 0);
+            }
             p.batchTokenCount = 0;
             p.touched = false;
         }

@@ -18,6 +18,8 @@ final class PlayRequest
     int batchTokenCount;
     boolean touched;
     boolean cachedReported;
+    /** The engine has finished the request ({@link OutputBatcher#onFinished}). */
+    boolean finished;
     boolean abortedByFrontend;
 
     PlayRequest(final Request request, final int clientIndex)

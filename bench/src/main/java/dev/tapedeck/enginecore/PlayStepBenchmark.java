@@ -1,0 +1,78 @@
+package dev.tapedeck.enginecore;
+
+import java.util.HashMap;
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+import dev.tapedeck.engine.Engine;
+import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.engine.Request;
+import dev.tapedeck.latency.StepCoefficients;
+import dev.tapedeck.latency.StepLatencyModel;
+import dev.tapedeck.protocol.enginecore.VllmLine;
+
+/**
+ * The play engine thread's work per step without the transport: {@code EngineCoreScaleBench}'s engine (256 running
+ * decodes, 1 us steps) stepping, its outputs batched and encoded into the {@code EngineCoreOutputs} message the
+ * engine hands to JeroMQ, the hand-over itself left out. What the engine thread spends per message on top of the
+ * socket's send; below about 7 us per step the engine keeps a JeroMQ I/O thread busy on two cores.
+ * <p>
+ * Run with {@code java -cp bench/target/benchmarks.jar org.openjdk.jmh.Main PlayStepBenchmark -prof gc}.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED")
+public class PlayStepBenchmark
+{
+    private static final int RUNNING = 256;
+
+    private Engine engine;
+    private long bytes;
+
+    @Setup(Level.Trial)
+    public void setUp()
+    {
+        final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 24)
+            .blockSize(1 << 14).kvCacheBlocks(RUNNING << 10)
+            .latencyModel(new StepLatencyModel(new StepCoefficients("bench", 1, 0, 0, 0, 0, "bench"))).conclude();
+        final OutputBatcher batcher = new OutputBatcher(0, VllmLine.NEWEST, 1,
+            (client, message) -> bytes += message.length, new HashMap<>());
+        engine = new Engine(config, batcher, 0);
+        batcher.engine(engine);
+        for (int i = 0; i < RUNNING; i++)
+        {
+            final Request request = new Request("bench-" + i, new int[8]).maxTokens((1 << 24) - 8).ignoreEos(true);
+            request.attachment(new PlayRequest(request, 0));
+            engine.submit(request, 0);
+        }
+        engine.doWork(0);
+        for (int i = 0; i < 200; i++)
+        {
+            step();
+        }
+    }
+
+    /**
+     * @return bytes handed over so far (so the work is not optimised away).
+     */
+    @Benchmark
+    public long step()
+    {
+        engine.doWork(engine.nextDeadlineNs());
+        return bytes;
+    }
+}
