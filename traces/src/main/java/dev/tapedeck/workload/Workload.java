@@ -70,11 +70,7 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
      */
     public Workload fixedSchedule(final boolean absolute, final Double startMs, final Double endMs)
     {
-        if (null != startMs && null != endMs && startMs > endMs)
-        {
-            throw new IllegalArgumentException("--fixed-schedule-start-offset (" + formatMs(startMs) + " ms) is " +
-                "after --fixed-schedule-end-offset (" + formatMs(endMs) + " ms)");
-        }
+        checkScheduleWindow(startMs, endMs);
         final List<WorkloadRequest> kept = new ArrayList<>();
         for (final WorkloadRequest r : requests)
         {
@@ -244,6 +240,20 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
      * @param ms a time in milliseconds.
      * @return it without a needless fraction or exponent ({@code 3536999}, {@code 680.59}).
      */
+    /**
+     * @param startMs a fixed schedule's start offset, or null.
+     * @param endMs its end offset, or null.
+     * @throws IllegalArgumentException when the start is after the end, in the words of AIPerf's flags.
+     */
+    public static void checkScheduleWindow(final Double startMs, final Double endMs)
+    {
+        if (null != startMs && null != endMs && startMs > endMs)
+        {
+            throw new IllegalArgumentException("--fixed-schedule-start-offset (" + formatMs(startMs) + " ms) is " +
+                "after --fixed-schedule-end-offset (" + formatMs(endMs) + " ms)");
+        }
+    }
+
     public static String formatMs(final double ms)
     {
         if (!Double.isFinite(ms))

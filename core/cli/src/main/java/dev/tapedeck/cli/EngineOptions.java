@@ -225,12 +225,11 @@ public final class EngineOptions
     }
 
     /**
-     * @return {@code --max-num-batched-tokens}, raised to {@code --max-model-len} without chunked prefill (vLLM's
-     *     engine arguments do the same, so that any prompt fits in one step).
+     * @return {@code --max-num-batched-tokens} as vLLM's step budget ({@link EngineConfig#stepBudget}).
      */
     int stepBudget(final int contextLength)
     {
-        return enableChunkedPrefill ? maxNumBatchedTokens : Math.max(maxNumBatchedTokens, contextLength);
+        return EngineConfig.stepBudget(enableChunkedPrefill, maxNumBatchedTokens, contextLength);
     }
 
     /**

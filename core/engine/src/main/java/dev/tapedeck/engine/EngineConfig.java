@@ -93,6 +93,20 @@ public final class EngineConfig
     }
 
     /**
+     * vLLM's step budget: {@code --max-num-batched-tokens}, raised to the context length without chunked prefill
+     * (vLLM's engine arguments do the same, so that any prompt fits in one step).
+     *
+     * @param chunkedPrefill {@code --enable-chunked-prefill}.
+     * @param maxNumBatchedTokens {@code --max-num-batched-tokens}.
+     * @param contextLength {@code --max-model-len}.
+     * @return the per-step token budget.
+     */
+    public static int stepBudget(final boolean chunkedPrefill, final int maxNumBatchedTokens, final int contextLength)
+    {
+        return chunkedPrefill ? maxNumBatchedTokens : Math.max(maxNumBatchedTokens, contextLength);
+    }
+
+    /**
      * @return per-step token budget.
      */
     public int maxNumBatchedTokens()

@@ -40,11 +40,8 @@ public record WorkloadReplay(int users, long rampNs, boolean absoluteSchedule, L
             throw new IllegalArgumentException("--fixed-schedule-start-offset and --fixed-schedule-end-offset must " +
                 "not be negative");
         }
-        if (null != scheduleStartMs && null != scheduleEndMs && scheduleStartMs > scheduleEndMs)
-        {
-            throw new IllegalArgumentException("--fixed-schedule-start-offset (" + scheduleStartMs + " ms) is after " +
-                "--fixed-schedule-end-offset (" + scheduleEndMs + " ms)");
-        }
+        Workload.checkScheduleWindow(null == scheduleStartMs ? null : scheduleStartMs.doubleValue(),
+            null == scheduleEndMs ? null : scheduleEndMs.doubleValue());
     }
 
     /**

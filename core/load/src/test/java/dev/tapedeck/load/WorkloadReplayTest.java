@@ -57,7 +57,9 @@ class WorkloadReplayTest
     @Test
     void shouldRefuseWhatAiperfRefuses() throws Exception
     {
-        assertThrows(IllegalArgumentException.class, () -> new WorkloadReplay(0, 0, true, 2000L, 1000L));
+        assertEquals("--fixed-schedule-start-offset (2000 ms) is after --fixed-schedule-end-offset (1000 ms)",
+            assertThrows(IllegalArgumentException.class, () -> new WorkloadReplay(0, 0, true, 2000L, 1000L))
+                .getMessage());
         assertThrows(IllegalArgumentException.class, () -> new WorkloadReplay(0, 0, true, -1L, null));
         final IllegalArgumentException empty = assertThrows(IllegalArgumentException.class,
             () -> Load.basePlan(context(new WorkloadReplay(0, 0, true, 9000L, null))));

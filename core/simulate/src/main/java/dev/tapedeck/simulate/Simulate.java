@@ -234,17 +234,15 @@ public final class Simulate
             .tokenSpace(randomTokenIds, null == tokenizer ? BuiltinTokenSpace.eosTokenId() : tokenizer.eosTokenId())
             .prefixCachingHashAlgo(context.prefixCachingHashAlgo())
             .maxModelLen(contextLength);
-        if (!config.enableChunkedPrefill() && config.maxNumBatchedTokens() < contextLength)
-        {
-            config.maxNumBatchedTokens(contextLength); // a whole prompt in one step, as the engine flags arrange
-        }
+        config.maxNumBatchedTokens(EngineConfig.stepBudget(config.enableChunkedPrefill(), config.maxNumBatchedTokens(),
+            contextLength));
         if (null != parameter)
         {
             switch (parameter)
             {
                 case "max-num-seqs" -> config.maxNumSeqs(value);
-                case "max-num-batched-tokens" -> config.maxNumBatchedTokens(config.enableChunkedPrefill() ? value :
-                    Math.max(value, config.maxModelLen()));
+                case "max-num-batched-tokens" -> config.maxNumBatchedTokens(
+                    EngineConfig.stepBudget(config.enableChunkedPrefill(), value, config.maxModelLen()));
                 case "kv-cache-size" -> config.kvCacheBlocks(value);
                 default -> config.longPrefillTokenThreshold(value);
             }
