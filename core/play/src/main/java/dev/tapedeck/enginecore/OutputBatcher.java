@@ -3,7 +3,7 @@ package dev.tapedeck.enginecore;
 import java.util.Arrays;
 import java.util.Map;
 
-import org.agrona.ExpandableDirectByteBuffer;
+import org.agrona.ExpandableArrayBuffer;
 
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.FinishReason;
@@ -34,7 +34,7 @@ final class OutputBatcher implements OutputSink
     private final VllmLine line;
     private final Sender sender;
     private final EngineCoreOutputsEncoder encoder = new EngineCoreOutputsEncoder();
-    private final ExpandableDirectByteBuffer buffer = new ExpandableDirectByteBuffer(64 * 1024);
+    private final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 * 1024);
     private final SchedulerStats stats = new SchedulerStats();
     /** The engine's per-adapter request counts, as the stats encoder reads them. */
     private final SchedulerStats.LoraCounts loraCounts = new SchedulerStats.LoraCounts()
@@ -198,8 +198,7 @@ final class OutputBatcher implements OutputSink
         final int length = encoder.end(stats, nowNs / 1e9, finishedIds[client], finishedCount[client]);
         Arrays.fill(finishedIds[client], 0, finishedCount[client], null);
         finishedCount[client] = 0;
-        final byte[] message = new byte[length];
-        buffer.getBytes(0, message);
+        final byte[] message = Arrays.copyOf(buffer.byteArray(), length);
         sender.send(client, message);
         messages++;
     }
