@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
@@ -54,7 +55,12 @@ public final class LoadRun implements ExchangeListener
      */
     private static final long STAGE_MAX_NS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final long STAGE_MIN_NS = STAGE_MAX_NS / 2;
-    private static final int MAX_SPARES = 256;
+    private static final int MAX_SPARES = 1024;
+    /**
+     * Spares left in the client below which an event loop that took one wakes the dispatcher to stock more, so that a
+     * fast closed loop does not run out between the dispatcher's passes (and hand every send to it).
+     */
+    private static final int SPARES_LOW = MAX_SPARES / 4;
     private static final long MAX_SPARE_BYTES = 32L << 20;
     private static final ByteBufAllocator ALLOCATOR = ByteBufAllocator.DEFAULT;
 
@@ -161,6 +167,8 @@ public final class LoadRun implements ExchangeListener
 
     private final Settings settings;
     private final LoadClient client;
+    /** An event loop asked the dispatcher to stock spares and it has not yet (at most one wake per pass). */
+    private final AtomicBoolean restockWanted = new AtomicBoolean();
     private final RequestBodies bodies;
     private final ManyToOneConcurrentArrayQueue<Completion> completions =
         new ManyToOneConcurrentArrayQueue<>(1 << 16);
@@ -332,6 +340,7 @@ public final class LoadRun implements ExchangeListener
                     scheduler.poll(nowNs + STAGE_MAX_NS);
                     if (Mode.CLOSED == settings.mode())
                     {
+                        restockWanted.set(false);
                         scheduler.stockSpares();
                     }
                 }
@@ -542,11 +551,13 @@ public final class LoadRun implements ExchangeListener
                 overflow.add(completion);
             }
         }
-        // wake the dispatcher only when it acts on completions at once: a closed loop without a spare, session turns,
-        // the drain
+        // wake the dispatcher only when it acts on completions at once: a closed loop without a spare (or with few
+        // left, to stock more), session turns, the drain
         final Thread t = dispatcher;
         final boolean closed = Mode.CLOSED == settings.mode();
-        if (null != t && ((closed && null == exchange.replacement()) || draining ||
+        final boolean restock = closed && null != exchange.replacement() && client.spareCount() < SPARES_LOW &&
+            !restockWanted.getAndSet(true);
+        if (null != t && (restock || (closed && null == exchange.replacement()) || draining ||
             (!closed && settings.plan().requests().get(exchange.planIndex()).session() >= 0)))
         {
             LockSupport.unpark(t);

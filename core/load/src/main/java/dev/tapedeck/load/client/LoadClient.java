@@ -172,6 +172,14 @@ public final class LoadClient implements AutoCloseable
     }
 
     /**
+     * @return spares held now (any thread; a moment's count).
+     */
+    public int spareCount()
+    {
+        return spares.size();
+    }
+
+    /**
      * Take a spare back to send it some other way (any thread).
      *
      * @return a spare no event loop took, or null.
