@@ -241,4 +241,17 @@ class PhysicsProfileOptionsTest
         assertEquals(8, gpus.apply("meta-llama/Llama-3.1-70B", new String[] {"--gpu", "h100",
             "--tensor-parallel-size", "8"}));
     }
+
+    @Test
+    void shouldRaiseTheStepBudgetToTheContextWithoutChunkedPrefill()
+    {
+        assertEquals(8192, template("Qwen/Qwen3-8B", "--max-num-batched-tokens", "8192").maxNumBatchedTokens());
+        // vLLM's engine arguments: without chunked prefill any prompt must fit in one step
+        assertEquals(40_960, template("Qwen/Qwen3-8B", "--max-num-batched-tokens", "8192",
+            "--no-enable-chunked-prefill").maxNumBatchedTokens());
+        assertEquals(65_536, template("Qwen/Qwen3-8B", "--max-num-batched-tokens", "65536",
+            "--no-enable-chunked-prefill").maxNumBatchedTokens());
+        assertEquals(40_960, EngineConfig.stepBudget(false, 8192, 40_960));
+        assertEquals(8192, EngineConfig.stepBudget(true, 8192, 40_960));
+    }
 }
