@@ -25,6 +25,8 @@ public final class Request implements EngineMetrics.RequestTiming
 
     private final String requestId;
     private final int[] promptTokenIds;
+    /** {@code promptTokenIds.length}, kept beside the fields every step reads (the array is a cache miss away). */
+    private final int promptLength;
     private int maxTokens = UNSET;
     private int minTokens;
     private boolean ignoreEos;
@@ -104,6 +106,7 @@ public final class Request implements EngineMetrics.RequestTiming
     {
         this.requestId = requestId;
         this.promptTokenIds = promptTokenIds;
+        this.promptLength = promptTokenIds.length;
     }
 
     /**
@@ -127,7 +130,7 @@ public final class Request implements EngineMetrics.RequestTiming
      */
     public int promptLength()
     {
-        return promptTokenIds.length;
+        return promptLength;
     }
 
     /**
@@ -546,7 +549,7 @@ public final class Request implements EngineMetrics.RequestTiming
     @Override
     public int promptTokens()
     {
-        return promptTokenIds.length;
+        return promptLength;
     }
 
     @Override
@@ -638,7 +641,7 @@ public final class Request implements EngineMetrics.RequestTiming
      */
     int numTokens()
     {
-        return promptTokenIds.length + numOutputTokens;
+        return promptLength + numOutputTokens;
     }
 
     /**
@@ -654,7 +657,7 @@ public final class Request implements EngineMetrics.RequestTiming
 
     int contextLength()
     {
-        return promptTokenIds.length + numOutputTokens;
+        return promptLength + numOutputTokens;
     }
 
     @Override
