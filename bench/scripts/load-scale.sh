@@ -122,6 +122,8 @@ load_rate() {
     python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["points"][0]
 print(0 if p["requests"]["failed"] else round(p["throughput"]["requests_per_s"]))' "$out/nostream.json"
 }
+# ratio A B: A / B to three places (B of 0 counts as 1)
+ratio() { python3 -c "print(f'{$1 / max($2, 1):.3f}')"; }
 # wrk_rate SCRIPT: requests/s of one 15 s wrk run (0 when wrk saw errors)
 wrk_rate() {
     wrk -t 1 -c 64 -d 15s -s "$out/$1.lua" "$url/v1/completions" |
@@ -133,17 +135,16 @@ if command -v wrk >/dev/null; then
         for pair in $(seq 1 "${PAIRS:-3}"); do
             if (( pair % 2 )); then l=$(load_rate "${load_jars[$i]}" tokens); w=$(wrk_rate post-ids)
             else w=$(wrk_rate post-ids); l=$(load_rate "${load_jars[$i]}" tokens); fi
-            ratio=$(python3 -c "print(f'{$l / max($w, 1):.3f}')")
-            ratios+=("$ratio")
+            ratios+=("$(ratio "$l" "$w")")
             echo "$(tag "load --no-stream vs wrk, 64 connections, same request (token ids), pair $pair" \
-                "${load_jars[$i]}"): load $l req/s, wrk $w req/s: ${ratio}x"
+                "${load_jars[$i]}"): load $l req/s, wrk $w req/s: ${ratios[-1]}x"
         done
         echo "$(tag "load --no-stream vs wrk, same request" "${load_jars[$i]}"): median" \
             "$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')x"
     done
     l=$(load_rate "$jar" text); w=$(wrk_rate post-text)
     echo "different requests (load: distinct words, wrk: one fixed text): load $l req/s, wrk $w req/s:" \
-        "$(python3 -c "print(f'{$l / max($w, 1):.3f}')")x"
+        "$(ratio "$l" "$w")x"
 else
     for i in "${!load_jars[@]}"; do
         echo "$(tag "load --no-stream, 64 connections, token ids" "${load_jars[$i]}"):" \
