@@ -16,8 +16,9 @@ import dev.tapedeck.protocol.msgpack.ValueType;
  * The msgpack of vLLM's NixlConnector side channel, as msgspec writes and reads it (vLLM @002a1057):
  * <ul>
  * <li>request: the tuple {@code (GET_META_MSG, tp_rank)}, i.e. a 2-array of the <b>bin</b> {@code b"get_meta_msg"}
- * (a Python {@code bytes}) and an int; tapedeck's extension {@code (b"tapedeck_notif", "<req id>:<world size>")}
- * carries a done-notification (a str) the same way. A str tag is accepted too.</li>
+ * (a Python {@code bytes}) and an int; tapedeck's extension {@code (b"tapedeck_notif", "<req id>:<world size>",
+ * delivery id)} carries a done-notification (a str) and the int64 its sender picked for it, the same in every resend
+ * of it, so the receiver can take it once (a 2-array without the id is accepted too). A str tag is accepted too.</li>
  * <li>reply: {@code NixlHandshakePayload} as a map {@code {"compatibility_hash": str, "agent_metadata_bytes": bin}},
  * the bin being the msgpack map of {@link NixlAgentMetadata}.</li>
  * </ul>
@@ -47,8 +48,9 @@ public final class HandshakeCodec
      * @param tag {@link #GET_META_MSG}, {@link #TAPEDECK_NOTIF} or whatever else the peer sent.
      * @param tpRank the asked tensor-parallel rank ({@link #GET_META_MSG}), else -1.
      * @param notification the notification ({@link #TAPEDECK_NOTIF}), else null.
+     * @param deliveryId the notification's delivery id, or 0 when the sender gave none.
      */
-    public record Request(String tag, int tpRank, String notification)
+    public record Request(String tag, int tpRank, String notification, long deliveryId)
     {
     }
 
@@ -67,42 +69,55 @@ public final class HandshakeCodec
 
     /**
      * @param notification e.g. {@code "<remote_request_id>:1"}.
-     * @return msgpack of {@code (b"tapedeck_notif", notification)}.
+     * @param deliveryId picked by the sender for this notification, non-zero, the same when it is sent again.
+     * @return msgpack of {@code (b"tapedeck_notif", notification, deliveryId)}.
      */
-    public static byte[] encodeNotif(final String notification)
+    public static byte[] encodeNotif(final String notification, final long deliveryId)
     {
         final MsgPackWriter writer = writer();
-        writer.arrayHeader(2);
+        writer.arrayHeader(3);
         binary(writer, TAPEDECK_NOTIF.getBytes(StandardCharsets.US_ASCII));
         writer.string(notification);
+        writer.int64(deliveryId);
         return bytes(writer);
     }
 
     /**
      * @param message a request frame.
      * @return the request.
-     * @throws KvTransferException when it is not a 2-array of a tag and an int or str.
+     * @throws KvTransferException when it is not a 2-array of a tag and an int or str, or a 3-array of a tag, a str
+     *     and an int.
      */
     public static Request decodeRequest(final byte[] message)
     {
         final MsgPackReader reader = reader(message);
-        if (reader.readArrayHeader() != 2)
+        final int elements = reader.readArrayHeader();
+        if (elements != 2 && elements != 3)
         {
-            throw malformed("side-channel request", reader, "expected a 2-element array");
+            throw malformed("side-channel request", reader, "expected a 2- or 3-element array");
         }
         final String tag = ValueType.BINARY == reader.nextType() ? readBinaryString(reader) : reader.readString();
         int tpRank = -1;
         String notification = null;
+        long deliveryId = 0;
         if (ValueType.STRING == reader.nextType())
         {
             notification = reader.readString();
+            if (3 == elements)
+            {
+                deliveryId = reader.readLong();
+            }
+        }
+        else if (3 == elements)
+        {
+            throw malformed("side-channel request", reader, "a 3-element request must carry a notification str");
         }
         else
         {
             tpRank = reader.readInt();
         }
         finish(reader, "side-channel request");
-        return new Request(tag, tpRank, notification);
+        return new Request(tag, tpRank, notification, deliveryId);
     }
 
     /**

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import org.zeromq.SocketType;
@@ -39,8 +40,8 @@ public final class SideChannelClient implements AutoCloseable
     /**
      * A request not answered within this many milliseconds is sent again on a fresh socket, until the timeout:
      * JeroMQ 0.6.0 loses about 1 in 400 requests sent on a new connection (the ROUTER never sees them), whoever the
-     * server is. Fetches are idempotent; a repeated notification is possible only if a request arrived but its reply
-     * was lost, which was never seen.
+     * server is. Fetches are idempotent; a notification carries a delivery id, the same in each resend, so a server
+     * that got it but whose reply was lost (or came after this) takes it once.
      */
     static final long ATTEMPT_MS = 1_000;
 
@@ -146,7 +147,7 @@ public final class SideChannelClient implements AutoCloseable
     {
         return submit(() ->
         {
-            final byte[] reply = request(host, port, HandshakeCodec.encodeNotif(notification));
+            final byte[] reply = request(host, port, HandshakeCodec.encodeNotif(notification, deliveryId()));
             if (!Arrays.equals(SideChannelServer.ACK, reply))
             {
                 throw new KvTransferException("side channel " + host + ":" + port + " did not acknowledge the " +
@@ -178,6 +179,17 @@ public final class SideChannelClient implements AutoCloseable
             executor.shutdownNow();
             context.close();
         }
+    }
+
+    private static long deliveryId()
+    {
+        long id;
+        do
+        {
+            id = ThreadLocalRandom.current().nextLong();
+        }
+        while (0 == id);
+        return id;
     }
 
     private interface Call<T>

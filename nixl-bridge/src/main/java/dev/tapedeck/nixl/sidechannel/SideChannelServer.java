@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
+import org.agrona.collections.LongHashSet;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.NoOpIdleStrategy;
@@ -27,7 +28,9 @@ import dev.tapedeck.nixl.NotificationQueue;
  * {@code NixlHandshakePayload} ({@link HandshakeCodec#encodePayload}). It also answers tapedeck's
  * {@code (b"tapedeck_notif", "<remote_request_id>:<world size>")}: the string is queued for
  * {@link #drainNotifications} and the reply is the msgpack str {@code "ok"} (the {@code noop} plane's way of
- * delivering vLLM's done-notification). A request it cannot use gets an empty reply, so a REQ peer never hangs.
+ * delivering vLLM's done-notification). A notification sent again under a delivery id seen among the last
+ * {@value #REMEMBERED_DELIVERIES} (its first reply was lost, so the client resent it) is acknowledged and not queued
+ * twice. A request it cannot use gets an empty reply, so a REQ peer never hangs.
  * <p>
  * <b>Threading</b>: the socket lives on the server's own thread ({@code kv-side-channel}), an Agrona {@link Agent}
  * run by an {@link AgentRunner}, which waits in a ZeroMQ poll (up to 10 ms) when idle; the constructor waits until it
@@ -40,6 +43,8 @@ public final class SideChannelServer implements AutoCloseable
     private static final long BIND_TIMEOUT_MS = 10_000;
     private static final int MESSAGES_PER_CYCLE = 64;
     private static final long POLL_MS = 10;
+    /** How many notification delivery ids the server remembers to drop a resent notification. */
+    static final int REMEMBERED_DELIVERIES = 4_096;
     /** The reply to a notification: msgpack str "ok". */
     static final byte[] ACK = {(byte)0xa2, 'o', 'k'};
 
@@ -159,6 +164,10 @@ public final class SideChannelServer implements AutoCloseable
         private final CompletableFuture<Integer> bound = new CompletableFuture<>();
         private ZMQ.Socket socket;
         private ZMQ.Poller poller;
+        /** The last {@link #REMEMBERED_DELIVERIES} delivery ids, as a set and in arrival order (a ring). */
+        private final LongHashSet seenDeliveryIds = new LongHashSet();
+        private final long[] deliveryIdRing = new long[REMEMBERED_DELIVERIES];
+        private int deliveryIdCount;
 
         Listener(final String endpoint, final Map<Integer, byte[]> payloadByTpRank)
         {
@@ -237,7 +246,10 @@ public final class SideChannelServer implements AutoCloseable
             }
             if (HandshakeCodec.TAPEDECK_NOTIF.equals(request.tag()) && null != request.notification())
             {
-                notifications.add(request.notification());
+                if (firstDelivery(request.deliveryId()))
+                {
+                    notifications.add(request.notification());
+                }
                 return ACK.clone();
             }
             if (!HandshakeCodec.GET_META_MSG.equals(request.tag()))
@@ -252,6 +264,26 @@ public final class SideChannelServer implements AutoCloseable
                 return new byte[0];
             }
             return payload;
+        }
+
+        /** @return false when the id (non-zero) was seen among the last ones remembered; remembers it. */
+        private boolean firstDelivery(final long deliveryId)
+        {
+            if (0 == deliveryId)
+            {
+                return true;
+            }
+            if (!seenDeliveryIds.add(deliveryId))
+            {
+                return false;
+            }
+            final int slot = deliveryIdCount++ % REMEMBERED_DELIVERIES;
+            if (deliveryIdCount > REMEMBERED_DELIVERIES)
+            {
+                seenDeliveryIds.remove(deliveryIdRing[slot]);
+            }
+            deliveryIdRing[slot] = deliveryId;
+            return true;
         }
 
         @Override

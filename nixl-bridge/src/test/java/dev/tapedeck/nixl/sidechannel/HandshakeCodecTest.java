@@ -4,11 +4,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 
+import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 
 import dev.tapedeck.nixl.KvTransferException;
 import dev.tapedeck.protocol.msgpack.MsgPackReader;
+import dev.tapedeck.protocol.msgpack.MsgPackWriter;
 import dev.tapedeck.protocol.msgpack.ValueType;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -43,10 +45,34 @@ class HandshakeCodecTest
     @Test
     void notifRequestRoundTrips()
     {
-        final HandshakeCodec.Request request = HandshakeCodec.decodeRequest(HandshakeCodec.encodeNotif("req-1:1"));
+        final HandshakeCodec.Request request =
+            HandshakeCodec.decodeRequest(HandshakeCodec.encodeNotif("req-1:1", -42L));
         assertEquals(HandshakeCodec.TAPEDECK_NOTIF, request.tag());
         assertEquals("req-1:1", request.notification());
+        assertEquals(-42L, request.deliveryId());
         assertEquals(-1, request.tpRank());
+    }
+
+    @Test
+    void notifWithoutADeliveryIdIsAcceptedAndARankWithOneIsNot()
+    {
+        final MsgPackWriter twoArray = new MsgPackWriter().wrap(new ExpandableArrayBuffer(), 0);
+        twoArray.arrayHeader(2);
+        twoArray.string(HandshakeCodec.TAPEDECK_NOTIF);
+        twoArray.string("req-2:1");
+        final HandshakeCodec.Request request = HandshakeCodec.decodeRequest(
+            Arrays.copyOf(twoArray.buffer().byteArray(), twoArray.position()));
+        assertEquals("req-2:1", request.notification());
+        assertEquals(0L, request.deliveryId());
+
+        final MsgPackWriter rankWithId = new MsgPackWriter().wrap(new ExpandableArrayBuffer(), 0);
+        rankWithId.arrayHeader(3);
+        rankWithId.string(HandshakeCodec.GET_META_MSG);
+        rankWithId.int64(0);
+        rankWithId.int64(7);
+        final KvTransferException ex = assertThrows(KvTransferException.class, () -> HandshakeCodec.decodeRequest(
+            Arrays.copyOf(rankWithId.buffer().byteArray(), rankWithId.position())));
+        assertTrue(ex.getMessage().contains("must carry a notification"), ex.getMessage());
     }
 
     @Test

@@ -9,9 +9,13 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
 
 import dev.tapedeck.nixl.KvTransferException;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -72,6 +76,30 @@ class SideChannelTest
             final List<String> received = new ArrayList<>();
             assertEquals(clients, server.drainNotifications(received::add));
             assertEquals(clients, new java.util.HashSet<>(received).size());
+        }
+    }
+
+    /** A resend of a notification whose reply was lost: acknowledged again, queued once; a new id queues again. */
+    @Test
+    void aNotificationSentAgainUnderItsDeliveryIdIsTakenOnce() throws Exception
+    {
+        try (SideChannelServer server = SideChannelServer.start(HOST, 0,
+            HandshakeCodec.encodePayload("h", METADATA));
+            ZContext context = new ZContext(1);
+            ZMQ.Socket socket = context.createSocket(SocketType.REQ))
+        {
+            socket.setReceiveTimeOut(10_000);
+            socket.connect("tcp://" + HOST + ":" + server.port());
+            final byte[] first = HandshakeCodec.encodeNotif("req-1:2", 11L);
+            final byte[] otherRank = HandshakeCodec.encodeNotif("req-1:2", 12L);
+            for (final byte[] message : List.of(first, first, otherRank, first))
+            {
+                assertTrue(socket.send(message, 0));
+                assertArrayEquals(SideChannelServer.ACK, socket.recv(0));
+            }
+            final List<String> received = new ArrayList<>();
+            assertEquals(2, server.drainNotifications(received::add));
+            assertEquals(List.of("req-1:2", "req-1:2"), received);
         }
     }
 
