@@ -185,10 +185,9 @@ final class OutputBatcher implements OutputSink
             }
             else
             {
-                // new tokens of a running request: its id and tokens only (the Request is not read, one cache miss
-                // less per request and step)
-                encoder.output(p.idUtf8, p.batchTokens, 0, p.batchTokenCount, EngineCoreOutputsEncoder.NO_FINISH,
-                    EngineCoreOutputsEncoder.NONE, null, 0, EngineCoreOutputsEncoder.NONE, 0);
+                // new tokens of a running request: its id and tokens only, the id's bytes encoded once (the Request is
+                // not read, one cache miss less per request and step)
+                encoder.runningOutput(p.outputHead, p.batchTokens, 0, p.batchTokenCount);
             }
             p.batchTokenCount = 0;
             p.touched = false;

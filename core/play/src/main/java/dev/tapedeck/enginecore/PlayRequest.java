@@ -4,15 +4,19 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 import dev.tapedeck.engine.Request;
+import dev.tapedeck.protocol.enginecore.EngineCoreOutputsEncoder;
 
 /**
- * The engine-core face's state of one request: its wire id (UTF-8, encoded once), its client, the tokens it
- * generated in the current batch, and whether its cached-token count was reported. Confined to the engine's thread.
+ * The engine-core face's state of one request: its wire id (UTF-8, and the head of its outputs, encoded once), its
+ * client, the tokens it generated in the current batch, and whether its cached-token count was reported. Confined to
+ * the engine's thread.
  */
 final class PlayRequest
 {
     final Request request;
     final byte[] idUtf8;
+    /** {@link EngineCoreOutputsEncoder#runningOutputHead} of the id. */
+    final byte[] outputHead;
     final int clientIndex;
     int[] batchTokens = new int[4];
     int batchTokenCount;
@@ -26,6 +30,7 @@ final class PlayRequest
     {
         this.request = request;
         this.idUtf8 = request.requestId().getBytes(StandardCharsets.UTF_8);
+        this.outputHead = EngineCoreOutputsEncoder.runningOutputHead(idUtf8);
         this.clientIndex = clientIndex;
     }
 

@@ -1,5 +1,8 @@
 package dev.tapedeck.protocol.enginecore;
 
+import java.util.Arrays;
+
+import org.agrona.ExpandableArrayBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import dev.tapedeck.protocol.msgpack.MsgPackWriter;
@@ -70,10 +73,47 @@ public final class EngineCoreOutputsEncoder
     {
         line = vllmLine;
         writer.wrap(buffer, 0);
-        outerMarker = writer.beginArray();
+        outerMarker = writer.beginFixArray(); // 4 or 6 fields: the message never moves
         writer.int64(engineIndex);
         outputsMarker = writer.beginArray();
         outputs = 0;
+        return this;
+    }
+
+    /**
+     * The bytes every output of a running request starts with (a 2-array header and the request id), for
+     * {@link #runningOutput}: encoded once per request instead of once per step.
+     *
+     * @param requestIdUtf8 the request id's UTF-8 bytes.
+     * @return the encoded head.
+     */
+    public static byte[] runningOutputHead(final byte[] requestIdUtf8)
+    {
+        final ExpandableArrayBuffer head = new ExpandableArrayBuffer(requestIdUtf8.length + 6);
+        final int length = new MsgPackWriter().wrap(head, 0).arrayHeader(2).string(requestIdUtf8).length();
+        return Arrays.copyOf(head.byteArray(), length);
+    }
+
+    /**
+     * New tokens of a running request and nothing else: the same bytes as {@link #output} with {@link #NO_FINISH},
+     * no stop token, no KV transfer parameters and no cached-token count, written from the request's encoded
+     * {@link #runningOutputHead}.
+     *
+     * @param head the request's {@link #runningOutputHead}.
+     * @param tokens new token ids (a window of this array).
+     * @param tokenOffset first token.
+     * @param tokenCount tokens.
+     * @return this.
+     */
+    public EngineCoreOutputsEncoder runningOutput(final byte[] head, final int[] tokens, final int tokenOffset,
+        final int tokenCount)
+    {
+        writer.raw(head).arrayHeader(tokenCount);
+        for (int i = 0; i < tokenCount; i++)
+        {
+            writer.int64(tokens[tokenOffset + i]);
+        }
+        outputs++;
         return this;
     }
 
@@ -263,7 +303,7 @@ public final class EngineCoreOutputsEncoder
             }
             fields = 6;
         }
-        writer.endArray(outerMarker, fields);
+        writer.endFixArray(outerMarker, fields);
         return writer.length();
     }
 

@@ -271,6 +271,35 @@ public final class MsgPackWriter
     }
 
     /**
+     * Reserve the one-byte header of an array that will hold fewer than 16 elements: patched in place by
+     * {@link #endFixArray}, nothing written after it moves (as {@link #endArray} may move it).
+     *
+     * @return a marker to pass to {@link #endFixArray(int, int)}.
+     */
+    public int beginFixArray()
+    {
+        return position++;
+    }
+
+    /**
+     * Patch the header reserved by {@link #beginFixArray()}.
+     *
+     * @param marker from {@link #beginFixArray()}.
+     * @param count elements written since, 0 to 15.
+     * @return this.
+     * @throws IllegalArgumentException when the count does not fit a fixarray.
+     */
+    public MsgPackWriter endFixArray(final int marker, final int count)
+    {
+        if (count < 0 || count > 15)
+        {
+            throw new IllegalArgumentException("a fixarray holds 0 to 15 elements, not " + count);
+        }
+        buffer.putByte(marker, (byte)(MsgPackCodes.FIXARRAY_PREFIX | count));
+        return this;
+    }
+
+    /**
      * Reserve a map header whose pair count is known only later.
      *
      * @return a marker to pass to {@link #endMap(int, int)}.

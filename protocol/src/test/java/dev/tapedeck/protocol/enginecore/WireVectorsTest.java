@@ -56,6 +56,20 @@ class WireVectorsTest
     }
 
     @Test
+    void shouldWriteARunningOutputFromItsEncodedHeadByteForByte()
+    {
+        final byte[] head = EngineCoreOutputsEncoder.runningOutputHead("req-1".getBytes(StandardCharsets.UTF_8));
+        assertEquals("92a5" + ascii("req-1"), HexFormat.of().formatHex(head));
+        final int length = new EngineCoreOutputsEncoder().begin(buffer, VllmLine.NEWEST, 0)
+            .runningOutput(head, new int[] {7, 42, 300}, 1, 2)
+            .runningOutput(head, new int[] {5}, 0, 1)
+            .end(null, 12345.5, null, 0);
+        // [0, [["req-1", [42, 300]], ["req-1", [5]]], nil, 12345.5]: what output() writes for the same
+        assertEquals("94009292a5" + ascii("req-1") + "922acd012c92a5" + ascii("req-1") + "9105c0cb40c81cc000000000",
+            hex(length));
+    }
+
+    @Test
     void shouldWriteAFinishAndTheFinishedRequestsAsTheShortestPrefix()
     {
         final byte[] id = "req-1".getBytes(StandardCharsets.UTF_8);

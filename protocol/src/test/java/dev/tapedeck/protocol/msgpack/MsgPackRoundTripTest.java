@@ -13,6 +13,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -101,6 +102,20 @@ class MsgPackRoundTripTest
             target.getBytes(0, ours);
             assertArrayEquals(oracle, ours, target.getClass().getSimpleName());
         }
+    }
+
+    @Test
+    void shouldPatchAFixArrayInPlaceAndRefuseACountItCannotHold()
+    {
+        final java.util.List<Object> value = java.util.List.of(1L, "two", java.util.List.of(3L), 4.5);
+        writer.wrap(buffer, 0);
+        final int marker = writer.beginFixArray();
+        value.forEach(v -> Values.write(writer, v));
+        writer.endFixArray(marker, value.size());
+        final byte[] ours = new byte[writer.length()];
+        buffer.getBytes(0, ours);
+        assertArrayEquals(Values.packWithOracle(value), ours);
+        assertThrows(IllegalArgumentException.class, () -> writer.endFixArray(marker, 16));
     }
 
     private static boolean deepEquals(final Object a, final Object b)
