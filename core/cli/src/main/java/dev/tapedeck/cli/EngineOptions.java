@@ -163,6 +163,9 @@ public final class EngineOptions
 
     /** The served model's name: its architecture sizes the KV cache and selects its measured or physics profile. */
     private String capacityModel;
+    /** {@code --model-config} as read (once: every caller of the served architecture shares it), and its path. */
+    private ModelArchitecture modelConfigArchitecture;
+    private java.nio.file.Path modelConfigReadFrom;
 
     /**
      * @param model the model name whose built-in dimensions --gpu-memory-gb uses.
@@ -266,15 +269,20 @@ public final class EngineOptions
         }
         if (null != latency.modelConfig)
         {
-            try
+            if (!latency.modelConfig.equals(modelConfigReadFrom))
             {
-                return ModelArchitecture.read(latency.modelConfig);
+                try
+                {
+                    modelConfigArchitecture = ModelArchitecture.read(latency.modelConfig);
+                    modelConfigReadFrom = latency.modelConfig;
+                }
+                catch (final java.io.IOException ex)
+                {
+                    throw new IllegalArgumentException("--model-config " + latency.modelConfig + ": " +
+                        ex.getMessage(), ex);
+                }
             }
-            catch (final java.io.IOException ex)
-            {
-                throw new IllegalArgumentException("--model-config " + latency.modelConfig + ": " + ex.getMessage(),
-                    ex);
-            }
+            return modelConfigArchitecture;
         }
         return ModelArchitecture.lookup(capacityModel);
     }

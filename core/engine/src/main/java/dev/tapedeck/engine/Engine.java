@@ -172,8 +172,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
         {
             return SubmitResult.QUEUE_FULL;
         }
-        request.random = new SeededRandom(
-            request.hasSeed() ? request.seed() : SeededRandom.mix(config.seed(), arrivalSequence));
+        request.random.reseed(request.hasSeed() ? request.seed() : SeededRandom.mix(config.seed(), arrivalSequence));
         tokens.plan(request);
         kv.prepare(request);
         request.arrivalSequence = arrivalSequence++;

@@ -292,6 +292,10 @@ final class KvCache
      */
     void cacheFullBlocks(final Request request, final int tokens)
     {
+        if (tokens < (request.numRegisteredBlocks + 1L) * blockSize)
+        {
+            return; // no block became full since the last call (most decode steps): the hashes are not read
+        }
         final long[] hashes = request.blockHashes;
         final int[] table = request.blockTable;
         if (null != hashes)

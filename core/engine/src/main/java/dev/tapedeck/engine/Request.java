@@ -83,7 +83,11 @@ public final class Request implements EngineMetrics.RequestTiming
     boolean loadInFlight;
     long loadTimerId = -1;
     FinishReason finishReason;
-    SeededRandom random;
+    /**
+     * The request's draws (token ids, lengths, jitter), reseeded by {@link Engine#submit}: allocated with the
+     * request, so the two usually sit side by side in memory (the decode step reads both for every token).
+     */
+    final SeededRandom random = new SeededRandom(0);
     /** {@code --replay-tokens}: the recorded output of this prompt, or null. */
     int[] recordedTokenIds;
     FinishReason recordedFinish;
