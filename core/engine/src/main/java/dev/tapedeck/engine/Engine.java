@@ -293,6 +293,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 work++;
             }
             releasedCount = 0;
+            metrics.flushTokenGaps();
             if (batchPerStep && Long.MIN_VALUE != anchorNs)
             {
                 sink.onBatchEnd(anchorNs);
@@ -595,6 +596,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 generateBurst(request, step.tokens(i) - 1, endNs);
             }
         }
+        metrics.flushTokenGaps();
     }
 
     private int countPrefillTokens()

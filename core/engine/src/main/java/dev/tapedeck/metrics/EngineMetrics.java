@@ -77,6 +77,9 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
     final Histogram requestParamsMaxTokens;
     final Histogram timeToFirstToken = new Histogram(TTFT_BUCKETS);
     final Histogram interTokenLatency = new Histogram(ITL_BUCKETS);
+    /** A run of {@link #pendingGaps} equal inter-token gaps of {@link #pendingGapNs}, not yet observed. */
+    private long pendingGapNs = -1;
+    private long pendingGaps;
     final Histogram requestTimePerOutputToken = new Histogram(ITL_BUCKETS);
     final Histogram e2eRequestLatency = new Histogram(REQUEST_LATENCY_BUCKETS);
     final Histogram requestQueueTime = new Histogram(REQUEST_LATENCY_BUCKETS);
@@ -182,8 +185,27 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
      */
     public void onNextToken(final long gapNs)
     {
-        interTokenLatency.observe(gapNs / NS_PER_SECOND);
+        if (gapNs != pendingGapNs)
+        {
+            flushTokenGaps();
+            pendingGapNs = gapNs;
+        }
+        pendingGaps++;
         generationTokens++;
+    }
+
+    /**
+     * Observe the run of equal inter-token gaps held since the last call: a step's decodes mostly share one gap, so
+     * {@link #onNextToken} counts a run and the histogram takes it at once. The engine calls this at the end of each
+     * step; {@link #interTokenLatency()} calls it too.
+     */
+    public void flushTokenGaps()
+    {
+        if (pendingGaps > 0)
+        {
+            interTokenLatency.observe(pendingGapNs / NS_PER_SECOND, pendingGaps);
+            pendingGaps = 0;
+        }
     }
 
     /**
@@ -433,6 +455,7 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
      */
     public Histogram interTokenLatency()
     {
+        flushTokenGaps();
         return interTokenLatency;
     }
 

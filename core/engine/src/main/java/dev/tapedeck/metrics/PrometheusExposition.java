@@ -561,7 +561,7 @@ public final class PrometheusExposition
             case KV_REUSE_GAP:
                 return m.kvBlockReuseGap;
             case ITL:
-                return m.interTokenLatency;
+                return m.interTokenLatency();
             case TPOT:
                 return m.requestTimePerOutputToken;
             case E2E:
