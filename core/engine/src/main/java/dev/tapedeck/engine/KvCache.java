@@ -131,6 +131,7 @@ final class KvCache
             request.blockHashes = hasher.blockHashes(request.promptTokenIds(), blockSize,
                 null == lora ? null : lora.name(), request.cacheSalt(), request.media());
         }
+        request.numHashedBlocks = null == request.blockHashes ? 0 : request.blockHashes.length;
     }
 
     /**
@@ -292,9 +293,11 @@ final class KvCache
      */
     void cacheFullBlocks(final Request request, final int tokens)
     {
-        if (tokens < (request.numRegisteredBlocks + 1L) * blockSize)
+        if (request.numRegisteredBlocks >= request.numHashedBlocks
+            || tokens < (request.numRegisteredBlocks + 1L) * blockSize)
         {
-            return; // no block became full since the last call (most decode steps): the hashes are not read
+            // every hashed (prompt) block is registered, or none became full since the last call: most decode steps
+            return;
         }
         final long[] hashes = request.blockHashes;
         final int[] table = request.blockTable;

@@ -64,6 +64,8 @@ public final class Request implements EngineMetrics.RequestTiming
     int[] blockTable;
     int numBlocks;
     int numRegisteredBlocks;
+    /** {@code blockHashes.length} (0 without), set when the engine takes the request: read without the array. */
+    int numHashedBlocks;
     long[] blockHashes;
     long holdTimerId = -1;
     long firstTokenDelayNs;
