@@ -16,8 +16,11 @@ import dev.tapedeck.protocol.enginecore.VllmLine;
 
 /**
  * Turns engine outputs into {@code EngineCoreOutputs} messages: one per engine batch (step) per frontend client, not
- * one per request. Tokens and finishes are collected as the engine emits them and encoded at the end of the batch
- * into one reused buffer; requests the frontend aborted are reported in {@code finished_requests} only.
+ * one per request. A request's output is encoded as soon as it is complete: the engine emits a request's tokens
+ * (and its finish) one after another, so its entry is written when the next request's first token (or the batch's
+ * end) arrives, while the request is still in the cache, into its client's message buffer; requests the frontend
+ * aborted are reported in {@code finished_requests} only. At the end of the batch each client's message is finished
+ * and sent.
  * <p>
  * Confined to the engine's thread. Encoding allocates nothing; handing a message to JeroMQ needs one byte array
  * per message (JeroMQ keeps the array until its I/O thread has written it).
@@ -33,8 +36,10 @@ final class OutputBatcher implements OutputSink
     private final int engineIndex;
     private final VllmLine line;
     private final Sender sender;
-    private final EngineCoreOutputsEncoder encoder = new EngineCoreOutputsEncoder();
-    private final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(64 * 1024);
+    /** Each client's message of the current batch: its encoder, its buffer, whether it was begun. */
+    private final EngineCoreOutputsEncoder[] encoders;
+    private final ExpandableArrayBuffer[] buffers;
+    private final boolean[] begun;
     private final SchedulerStats stats = new SchedulerStats();
     /** The engine's per-adapter request counts, as the stats encoder reads them. */
     private final SchedulerStats.LoraCounts loraCounts = new SchedulerStats.LoraCounts()
@@ -70,8 +75,10 @@ final class OutputBatcher implements OutputSink
     private long reportedSpecDraftTokens;
     private long reportedSpecAcceptedTokens;
     private long[] reportedSpecPerPos = new long[0];
-    private final PlayRequest[][] touched;
-    private final int[] touchedCount;
+    /** The request whose output is being collected (its tokens so far), or null. */
+    private PlayRequest entry;
+    private int[] entryTokens = new int[8];
+    private int entryTokenCount;
     private final byte[][][] finishedIds;
     private final int[] finishedCount;
     private final Map<String, PlayRequest> live;
@@ -85,8 +92,14 @@ final class OutputBatcher implements OutputSink
         this.engineIndex = engineIndex;
         this.line = line;
         this.sender = sender;
-        touched = new PlayRequest[clients][64];
-        touchedCount = new int[clients];
+        encoders = new EngineCoreOutputsEncoder[clients];
+        buffers = new ExpandableArrayBuffer[clients];
+        begun = new boolean[clients];
+        for (int client = 0; client < clients; client++)
+        {
+            encoders[client] = new EngineCoreOutputsEncoder();
+            buffers[client] = new ExpandableArrayBuffer(64 * 1024);
+        }
         finishedIds = new byte[clients][16][];
         finishedCount = new int[clients];
     }
@@ -105,8 +118,16 @@ final class OutputBatcher implements OutputSink
     public boolean onToken(final Request request, final int tokenId)
     {
         final PlayRequest p = (PlayRequest)request.attachment();
-        p.addToken(tokenId);
-        touch(p);
+        if (p != entry)
+        {
+            writeEntry();
+            entry = p;
+        }
+        if (entryTokenCount == entryTokens.length)
+        {
+            entryTokens = Arrays.copyOf(entryTokens, entryTokenCount * 2);
+        }
+        entryTokens[entryTokenCount++] = tokenId;
         return false; // the frontend applies stop strings (its detokenizer), as with a real engine core
     }
 
@@ -127,23 +148,57 @@ final class OutputBatcher implements OutputSink
         }
         else
         {
-            touch(p);
+            if (p != entry)
+            {
+                writeEntry();
+                entry = p; // ended without a token of this batch (an abort, an error): an output of its own
+            }
+            writeEntry(); // nothing follows a finish
         }
     }
 
-    private void touch(final PlayRequest p)
+    /**
+     * Encode the collected request's output into its client's message: the request's first output or its last
+     * carries what the engine knows of it; new tokens of a running request only its id and tokens (the engine's
+     * {@code Request} is not read, one cache miss less per request and step).
+     */
+    private void writeEntry()
     {
-        if (p.touched)
+        final PlayRequest p = entry;
+        if (null == p)
         {
             return;
         }
-        p.touched = true;
-        final int client = p.clientIndex;
-        if (touchedCount[client] == touched[client].length)
+        entry = null;
+        final int tokens = entryTokenCount;
+        entryTokenCount = 0;
+        final EngineCoreOutputsEncoder encoder = encoder(p.clientIndex);
+        final boolean reportCached = !p.cachedReported && tokens > 0;
+        if (reportCached || p.finished)
         {
-            touched[client] = Arrays.copyOf(touched[client], touchedCount[client] * 2);
+            p.cachedReported |= reportCached;
+            final Request r = p.request;
+            encoder.output(p.idUtf8, entryTokens, 0, tokens, wireFinishReason(r), stopReason(r),
+                r.isFinished() && null != r.kvTransferResult() ? r.kvTransferResult().toMsgPack() : null,
+                r.promptLength(), reportCached ? r.numCachedTokens() : EngineCoreOutputsEncoder.NONE,
+                r.numExternalTokens());
         }
-        touched[client][touchedCount[client]++] = p;
+        else
+        {
+            encoder.runningOutput(p.outputHead, entryTokens, 0, tokens);
+        }
+    }
+
+    /** @return the client's encoder, its message begun. */
+    private EngineCoreOutputsEncoder encoder(final int client)
+    {
+        final EngineCoreOutputsEncoder encoder = encoders[client];
+        if (!begun[client])
+        {
+            begun[client] = true;
+            encoder.begin(buffers[client], line, engineIndex);
+        }
+        return encoder;
     }
 
     @Override
@@ -155,9 +210,10 @@ final class OutputBatcher implements OutputSink
     @Override
     public void onBatchEnd(final long nowNs)
     {
-        for (int client = 0; client < touched.length; client++)
+        writeEntry();
+        for (int client = 0; client < encoders.length; client++)
         {
-            if (touchedCount[client] > 0 || finishedCount[client] > 0)
+            if (begun[client] || finishedCount[client] > 0)
             {
                 flushClient(client, nowNs);
             }
@@ -166,38 +222,13 @@ final class OutputBatcher implements OutputSink
 
     private void flushClient(final int client, final long nowNs)
     {
-        encoder.begin(buffer, line, engineIndex);
-        final PlayRequest[] batch = touched[client];
-        for (int i = 0; i < touchedCount[client]; i++)
-        {
-            final PlayRequest p = batch[i];
-            batch[i] = null;
-            final boolean reportCached = !p.cachedReported && p.batchTokenCount > 0;
-            p.cachedReported |= reportCached;
-            if (reportCached || p.finished)
-            {
-                // the request's first output or its last: what the engine knows of it goes with it
-                final Request r = p.request;
-                encoder.output(p.idUtf8, p.batchTokens, 0, p.batchTokenCount, wireFinishReason(r), stopReason(r),
-                    r.isFinished() && null != r.kvTransferResult() ? r.kvTransferResult().toMsgPack() : null,
-                    r.promptLength(), reportCached ? r.numCachedTokens() : EngineCoreOutputsEncoder.NONE,
-                    r.numExternalTokens());
-            }
-            else
-            {
-                // new tokens of a running request: its id and tokens only, the id's bytes encoded once (the Request is
-                // not read, one cache miss less per request and step)
-                encoder.runningOutput(p.outputHead, p.batchTokens, 0, p.batchTokenCount);
-            }
-            p.batchTokenCount = 0;
-            p.touched = false;
-        }
-        touchedCount[client] = 0;
+        final EngineCoreOutputsEncoder encoder = encoder(client);
+        begun[client] = false;
         fillStats();
         final int length = encoder.end(stats, nowNs / 1e9, finishedIds[client], finishedCount[client]);
         Arrays.fill(finishedIds[client], 0, finishedCount[client], null);
         finishedCount[client] = 0;
-        final byte[] message = Arrays.copyOf(buffer.byteArray(), length);
+        final byte[] message = Arrays.copyOf(buffers[client].byteArray(), length);
         sender.send(client, message);
         messages++;
     }

@@ -1,15 +1,13 @@
 package dev.tapedeck.enginecore;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 
 import dev.tapedeck.engine.Request;
 import dev.tapedeck.protocol.enginecore.EngineCoreOutputsEncoder;
 
 /**
  * The engine-core face's state of one request: its wire id (UTF-8, and the head of its outputs, encoded once), its
- * client, the tokens it generated in the current batch, and whether its cached-token count was reported. Confined to
- * the engine's thread.
+ * client, and whether its cached-token count was reported. Confined to the engine's thread.
  */
 final class PlayRequest
 {
@@ -18,9 +16,6 @@ final class PlayRequest
     /** {@link EngineCoreOutputsEncoder#runningOutputHead} of the id. */
     final byte[] outputHead;
     final int clientIndex;
-    int[] batchTokens = new int[4];
-    int batchTokenCount;
-    boolean touched;
     boolean cachedReported;
     /** The engine has finished the request ({@link OutputBatcher#onFinished}). */
     boolean finished;
@@ -32,14 +27,5 @@ final class PlayRequest
         this.idUtf8 = request.requestId().getBytes(StandardCharsets.UTF_8);
         this.outputHead = EngineCoreOutputsEncoder.runningOutputHead(idUtf8);
         this.clientIndex = clientIndex;
-    }
-
-    void addToken(final int tokenId)
-    {
-        if (batchTokenCount == batchTokens.length)
-        {
-            batchTokens = Arrays.copyOf(batchTokens, batchTokens.length * 2);
-        }
-        batchTokens[batchTokenCount++] = tokenId;
     }
 }

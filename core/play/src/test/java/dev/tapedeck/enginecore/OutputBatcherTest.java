@@ -74,11 +74,76 @@ class OutputBatcherTest
         assertEquals(LENGTH, outputs.get(3).get(FINISH_REASON).asIntegerValue().toInt());
     }
 
+    /** Two clients' requests step together: each client's message holds its own outputs only, in step order. */
+    @Test
+    void shouldSendEachClientItsOwnOutputsAndAnAbortWithoutTokensAsAnOutputOfItsOwn() throws IOException
+    {
+        final List<byte[]> toFirst = new ArrayList<>();
+        final List<byte[]> toSecond = new ArrayList<>();
+        final EngineConfig config = new EngineConfig().blockSize(16).kvCacheBlocks(64).maxModelLen(1024)
+            .latencyModel(new StepLatencyModel(new StepCoefficients("test", 10, 0, 0, 0, 0, "test"))).conclude();
+        final OutputBatcher batcher = new OutputBatcher(0, VllmLine.NEWEST, 2,
+            (client, message) -> (0 == client ? toFirst : toSecond).add(message), new HashMap<>());
+        final Engine engine = new Engine(config, batcher, 0);
+        batcher.engine(engine);
+        final int[] prompt = new int[8];
+        final Request a = submit(engine, "a", prompt, 3, 0);
+        submit(engine, "b", prompt, 3, 1);
+        submit(engine, "c", prompt, 3, 0);
+        for (int step = 0; step < 100 && 0 == a.numOutputTokens(); step++)
+        {
+            engine.doWork(nowNs);
+            final long nextNs = engine.nextDeadlineNs();
+            nowNs = Long.MAX_VALUE == nextNs ? nowNs + 1_000_000 : Math.max(nowNs, nextNs);
+        }
+        engine.abort(a, dev.tapedeck.engine.FinishReason.ABORT, nowNs); // not the frontend's: an output of its own
+        batcher.onBatchEnd(nowNs);
+        run(engine);
+
+        final List<String> first = ids(toFirst);
+        final List<String> second = ids(toSecond);
+        assertEquals(List.of("a", "c", "a", "c", "c"), first, "client 0: a and c per step, a's abort, c to the end");
+        assertEquals(List.of("b", "b", "b"), second);
+        final ArrayValue abort = outputs(toFirst).get(2);
+        assertEquals(0, abort.get(1).asArrayValue().size(), "the abort carries no token");
+        assertEquals(2, abort.get(FINISH_REASON).asIntegerValue().toInt(), "ABORT");
+    }
+
+    private static List<ArrayValue> outputs(final List<byte[]> messages) throws IOException
+    {
+        final List<ArrayValue> outputs = new ArrayList<>();
+        for (final byte[] message : messages)
+        {
+            for (final Value output : TestFrontend.unpack(message).asArrayValue().get(1).asArrayValue())
+            {
+                outputs.add(output.asArrayValue());
+            }
+        }
+        return outputs;
+    }
+
+    private static List<String> ids(final List<byte[]> messages) throws IOException
+    {
+        final List<String> ids = new ArrayList<>();
+        for (final ArrayValue output : outputs(messages))
+        {
+            ids.add(output.get(0).asStringValue().asString());
+        }
+        return ids;
+    }
+
     private void submit(final Engine engine, final String id, final int[] prompt, final int maxTokens)
     {
+        submit(engine, id, prompt, maxTokens, 0);
+    }
+
+    private Request submit(final Engine engine, final String id, final int[] prompt, final int maxTokens,
+        final int client)
+    {
         final Request request = new Request(id, prompt.clone()).maxTokens(maxTokens);
-        request.attachment(new PlayRequest(request, 0));
+        request.attachment(new PlayRequest(request, client));
         engine.submit(request, nowNs);
+        return request;
     }
 
     private void run(final Engine engine)
