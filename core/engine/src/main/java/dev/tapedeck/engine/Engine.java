@@ -293,7 +293,6 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
                 work++;
             }
             releasedCount = 0;
-            metrics.flushTokenGaps();
             if (batchPerStep && Long.MIN_VALUE != anchorNs)
             {
                 sink.onBatchEnd(anchorNs);

@@ -85,10 +85,7 @@ public final class Request implements EngineMetrics.RequestTiming
     boolean loadInFlight;
     long loadTimerId = -1;
     FinishReason finishReason;
-    /**
-     * The request's draws (token ids, lengths, jitter), reseeded by {@link Engine#submit}: allocated with the
-     * request, so the two usually sit side by side in memory (the decode step reads both for every token).
-     */
+    /** The request's draws (token ids, lengths, jitter), reseeded by {@link Engine#submit}. */
     final SeededRandom random = new SeededRandom(0);
     /** {@code --replay-tokens}: the recorded output of this prompt, or null. */
     int[] recordedTokenIds;

@@ -197,7 +197,8 @@ public final class EngineMetrics implements dev.tapedeck.kv.KvResidency.Listener
     /**
      * Observe the run of equal inter-token gaps held since the last call: a step's decodes mostly share one gap, so
      * {@link #onNextToken} counts a run and the histogram takes it at once. The engine calls this at the end of each
-     * step; {@link #interTokenLatency()} calls it too.
+     * step (only a step's decodes observe a gap; a released first token does not), so no run is held between steps;
+     * {@link #interTokenLatency()} calls it too.
      */
     public void flushTokenGaps()
     {

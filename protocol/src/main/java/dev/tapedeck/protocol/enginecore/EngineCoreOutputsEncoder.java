@@ -108,11 +108,8 @@ public final class EngineCoreOutputsEncoder
     public EngineCoreOutputsEncoder runningOutput(final byte[] head, final int[] tokens, final int tokenOffset,
         final int tokenCount)
     {
-        writer.raw(head).arrayHeader(tokenCount);
-        for (int i = 0; i < tokenCount; i++)
-        {
-            writer.int64(tokens[tokenOffset + i]);
-        }
+        writer.raw(head);
+        writeTokens(tokens, tokenOffset, tokenCount);
         outputs++;
         return this;
     }
@@ -180,11 +177,7 @@ public final class EngineCoreOutputsEncoder
             NO_FINISH != finishReason ? (NONE != stopTokenId ? 7 : 6) : 2;
         writer.arrayHeader(length);
         writer.string(requestIdUtf8);
-        writer.arrayHeader(tokenCount);
-        for (int i = 0; i < tokenCount; i++)
-        {
-            writer.int64(tokens[tokenOffset + i]);
-        }
+        writeTokens(tokens, tokenOffset, tokenCount);
         if (length > 2)
         {
             writer.nil().nil().nil();
@@ -268,6 +261,16 @@ public final class EngineCoreOutputsEncoder
                     .string(NUM_LOCAL_CACHED_TOKENS).int64(cachedTokens - externalTokens)
                     .string(NUM_EXTERNAL_CACHED_TOKENS).int64(externalTokens)
                     .string(NUM_CACHE_CREATION_TOKENS).int64(promptTokens - cachedTokens);
+        }
+    }
+
+    /** {@code new_token_ids}: an array of the ints. */
+    private void writeTokens(final int[] tokens, final int tokenOffset, final int tokenCount)
+    {
+        writer.arrayHeader(tokenCount);
+        for (int i = 0; i < tokenCount; i++)
+        {
+            writer.int64(tokens[tokenOffset + i]);
         }
     }
 
