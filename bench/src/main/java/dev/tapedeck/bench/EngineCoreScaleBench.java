@@ -151,9 +151,7 @@ public final class EngineCoreScaleBench
             final ZMQ.Socket output = context.createSocket(SocketType.PULL);
             final String outputAddress = "tcp://127.0.0.1:" + output.bindToRandomPort("tcp://127.0.0.1");
             output.setReceiveTimeOut(100);
-            // huge blocks so the KV pool holds every context for the whole run: capacity is not what this measures
-            final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING / engines).maxModelLen(1 << 24)
-                .blockSize(1 << 14).kvCacheBlocks(RUNNING << 10)
+            final EngineConfig config = EngineStepBenchmark.roomyConfig(RUNNING / engines, RUNNING)
                 .latencyModel(new StepLatencyModel(new StepCoefficients("bench", stepMicros, 0, 0, 0, 0, "bench")));
             final Play server = Play.start(new PlayContext().handshakeAddress(handshakeAddress).engineCount(engines)
                 .handshakeTimeoutNs(TimeUnit.SECONDS.toNanos(30)).shutdownTimeoutNs(0).engine(config));

@@ -63,14 +63,26 @@ public class EngineStepBenchmark
     }
 
     /**
+     * An engine's settings with huge blocks, so that the KV pool holds every context for the whole run: capacity is not
+     * what the step benchmarks measure (this one, {@code PlayStepBenchmark}, {@link EngineCoreScaleBench}).
+     *
+     * @param maxNumSeqs the running-set cap.
+     * @param requests how many requests the pool must hold.
+     * @return the settings, not concluded.
+     */
+    public static EngineConfig roomyConfig(final int maxNumSeqs, final int requests)
+    {
+        return new EngineConfig().maxNumSeqs(maxNumSeqs).maxModelLen(1 << 24).blockSize(1 << 14)
+            .kvCacheBlocks(requests << 10);
+    }
+
+    /**
      * 256 requests decoding with a context of about 1000 tokens each.
      */
     @Setup(Level.Trial)
     public void setUp()
     {
-        // huge blocks so the KV pool holds every context for the whole run: capacity is not what this measures
-        final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 24)
-            .blockSize(1 << 14).kvCacheBlocks(RUNNING << 10)
+        final EngineConfig config = roomyConfig(RUNNING, RUNNING)
             .latencyModel(new StepLatencyModel(StepCoefficients.DENSE_8B_RTXPRO6000))
             .tokenSpace(new int[] {10, 11, 12, 13, 14, 15, 16, 17}, 2).conclude();
         engine = new Engine(config, sink, 0);

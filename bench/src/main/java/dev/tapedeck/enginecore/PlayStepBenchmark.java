@@ -15,6 +15,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
+import dev.tapedeck.bench.EngineStepBenchmark;
 import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineConfig;
 import dev.tapedeck.engine.Request;
@@ -46,8 +47,7 @@ public class PlayStepBenchmark
     @Setup(Level.Trial)
     public void setUp()
     {
-        final EngineConfig config = new EngineConfig().maxNumSeqs(RUNNING).maxModelLen(1 << 24)
-            .blockSize(1 << 14).kvCacheBlocks(RUNNING << 10)
+        final EngineConfig config = EngineStepBenchmark.roomyConfig(RUNNING, RUNNING)
             .latencyModel(new StepLatencyModel(new StepCoefficients("bench", 1, 0, 0, 0, 0, "bench"))).conclude();
         final OutputBatcher batcher = new OutputBatcher(0, VllmLine.NEWEST, 1,
             (client, message) -> bytes += message.length, new HashMap<>());

@@ -37,12 +37,8 @@ class OutputBatcherTest
     void shouldSendPromptStatsFirstTokensThenAndTheFinishLast() throws IOException
     {
         final List<byte[]> messages = new ArrayList<>();
-        final EngineConfig config = new EngineConfig().blockSize(16).kvCacheBlocks(64).maxModelLen(1024)
-            .latencyModel(new StepLatencyModel(new StepCoefficients("test", 10, 0, 0, 0, 0, "test"))).conclude();
-        final OutputBatcher batcher = new OutputBatcher(0, VllmLine.NEWEST, 1,
-            (client, message) -> messages.add(message), new HashMap<>());
-        final Engine engine = new Engine(config, batcher, 0);
-        batcher.engine(engine);
+        final Engine engine = engine(new OutputBatcher(0, VllmLine.NEWEST, 1,
+            (client, message) -> messages.add(message), new HashMap<>()));
         final int[] prompt = new int[40];
         Arrays.fill(prompt, 7);
         submit(engine, "first", prompt, 4);
@@ -51,14 +47,7 @@ class OutputBatcherTest
         submit(engine, "second", prompt, 4); // its first 32 prompt tokens are cached by the first request
         run(engine);
 
-        final List<ArrayValue> outputs = new ArrayList<>();
-        for (final byte[] message : messages.subList(before, messages.size()))
-        {
-            for (final Value output : TestFrontend.unpack(message).asArrayValue().get(1).asArrayValue())
-            {
-                outputs.add(output.asArrayValue());
-            }
-        }
+        final List<ArrayValue> outputs = outputs(messages.subList(before, messages.size()));
         assertEquals(4, outputs.size(), "one output per step, one token each");
         for (final ArrayValue output : outputs)
         {
@@ -80,12 +69,9 @@ class OutputBatcherTest
     {
         final List<byte[]> toFirst = new ArrayList<>();
         final List<byte[]> toSecond = new ArrayList<>();
-        final EngineConfig config = new EngineConfig().blockSize(16).kvCacheBlocks(64).maxModelLen(1024)
-            .latencyModel(new StepLatencyModel(new StepCoefficients("test", 10, 0, 0, 0, 0, "test"))).conclude();
         final OutputBatcher batcher = new OutputBatcher(0, VllmLine.NEWEST, 2,
             (client, message) -> (0 == client ? toFirst : toSecond).add(message), new HashMap<>());
-        final Engine engine = new Engine(config, batcher, 0);
-        batcher.engine(engine);
+        final Engine engine = engine(batcher);
         final int[] prompt = new int[8];
         final Request a = submit(engine, "a", prompt, 3, 0);
         submit(engine, "b", prompt, 3, 1);
@@ -107,6 +93,16 @@ class OutputBatcherTest
         final ArrayValue abort = outputs(toFirst).get(2);
         assertEquals(0, abort.get(1).asArrayValue().size(), "the abort carries no token");
         assertEquals(2, abort.get(FINISH_REASON).asIntegerValue().toInt(), "ABORT");
+    }
+
+    /** An engine (16-token blocks, 10 us steps) whose outputs go to the batcher. */
+    private static Engine engine(final OutputBatcher batcher)
+    {
+        final EngineConfig config = new EngineConfig().blockSize(16).kvCacheBlocks(64).maxModelLen(1024)
+            .latencyModel(new StepLatencyModel(new StepCoefficients("test", 10, 0, 0, 0, 0, "test"))).conclude();
+        final Engine engine = new Engine(config, batcher, 0);
+        batcher.engine(engine);
+        return engine;
     }
 
     private static List<ArrayValue> outputs(final List<byte[]> messages) throws IOException
