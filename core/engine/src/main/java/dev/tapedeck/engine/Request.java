@@ -648,9 +648,6 @@ public final class Request implements EngineMetrics.RequestTiming
     }
 
     /**
-     * @return the context a decode step attends over: prompt plus generated tokens.
-     */
-    /**
      * @return true while the request has recorded decode steps left ({@code --replay-steps}).
      */
     boolean hasRecordedStep()
@@ -658,6 +655,9 @@ public final class Request implements EngineMetrics.RequestTiming
         return null != stepGapsNs && stepCursor < stepGapsNs.length;
     }
 
+    /**
+     * @return the context a decode step attends over: prompt plus generated tokens.
+     */
     int contextLength()
     {
         return promptLength + numOutputTokens;

@@ -18,6 +18,8 @@ public final class Step implements StepShape
     private int prefillTokens;
     private int draftTokens;
     private long decodeContextTokens;
+    /** Decodes timed by their own recorded or paced gaps ({@link StepTimer}); most steps have none. */
+    private int pacedDecodes;
     private long prefillAttentionPairs;
     private int runningRequests;
     private long startNs;
@@ -42,6 +44,7 @@ public final class Step implements StepShape
         prefillTokens = 0;
         draftTokens = 0;
         decodeContextTokens = 0;
+        pacedDecodes = 0;
         prefillAttentionPairs = 0;
         runningRequests = 0;
         startNs = stepStartNs;
@@ -57,6 +60,10 @@ public final class Step implements StepShape
         decodeRequests++;
         draftTokens += drafts;
         decodeContextTokens += request.contextLength();
+        if (pacesItsStep(request))
+        {
+            pacedDecodes++;
+        }
     }
 
     void addPrefill(final Request request, final int chunkTokens)
@@ -67,6 +74,15 @@ public final class Step implements StepShape
         prefillRequests++;
         prefillTokens += chunkTokens;
         prefillAttentionPairs += attentionPairs(request, chunkTokens);
+    }
+
+    /**
+     * @return true when the request's decode times its own step ({@link StepTimer}): recorded step gaps left
+     *     ({@code --replay-steps}) or a pacing latency model.
+     */
+    private static boolean pacesItsStep(final Request request)
+    {
+        return null != request.pacing || request.hasRecordedStep();
     }
 
     /** Query-key pairs a chunk's causal attention covers: each chunk token attends to the computed context and to
@@ -93,6 +109,10 @@ public final class Step implements StepShape
                     decodeRequests--;
                     draftTokens -= removed - 1;
                     decodeContextTokens -= request.contextLength();
+                    if (pacesItsStep(request))
+                    {
+                        pacedDecodes--;
+                    }
                 }
                 else
                 {
@@ -107,6 +127,14 @@ public final class Step implements StepShape
             }
         }
         return 0;
+    }
+
+    /**
+     * @return decodes whose request has recorded step gaps left or a pacing model ({@link #pacesItsStep}).
+     */
+    int pacedDecodes()
+    {
+        return pacedDecodes;
     }
 
     void runningRequests(final int count)

@@ -25,6 +25,10 @@ final class StepTimer
 
     long durationNs(final Step step, final SeededRandom random)
     {
+        if (0 == step.pacedDecodes())
+        {
+            return model.stepDurationNs(step, random); // most steps: no pass over the step's requests
+        }
         long pacerGapNs = -1;
         int pacerContext = -1;
         rest.of(step);
