@@ -125,9 +125,6 @@ public class BlockPoolBenchmark
     }
 
     /**
-     * @return the block handled (consumed by JMH).
-     */
-    /**
      * Hash a 1,024-token prompt (64 blocks) with {@code sha256_cbor}, serve's default; allocates the returned array.
      *
      * @return the last block's hash.
@@ -151,6 +148,11 @@ public class BlockPoolBenchmark
         return hashes[hashes.length - 1];
     }
 
+    /**
+     * A block's life: taken from the free queue, cached under a new hash, released (it stays cached, evictable).
+     *
+     * @return the block handled (consumed by JMH).
+     */
     @Benchmark
     public int blockLife()
     {
@@ -179,7 +181,7 @@ public class BlockPoolBenchmark
     }
 
     /**
-     * @return tokens emitted so far (consumed by JMH).
+     * @return steps taken so far (consumed by JMH).
      */
     @Benchmark
     public long step()

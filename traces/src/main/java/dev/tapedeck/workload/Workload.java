@@ -237,10 +237,6 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
     }
 
     /**
-     * @param ms a time in milliseconds.
-     * @return it without a needless fraction or exponent ({@code 3536999}, {@code 680.59}).
-     */
-    /**
      * @param startMs a fixed schedule's start offset, or null.
      * @param endMs its end offset, or null.
      * @throws IllegalArgumentException when the start is after the end, in the words of AIPerf's flags.
@@ -254,6 +250,10 @@ public record Workload(String source, int hashBlockSize, List<WorkloadRequest> r
         }
     }
 
+    /**
+     * @param ms a time in milliseconds.
+     * @return it without a needless fraction or exponent ({@code 3536999}, {@code 680.59}).
+     */
     public static String formatMs(final double ms)
     {
         if (!Double.isFinite(ms))

@@ -390,9 +390,6 @@ final class HttpStream
         }
     }
 
-    /**
-     * Put {@code <hex length>\r\n} in front of the payload and {@code \r\n} after it, in the same buffer.
-     */
     /** The request's echoed X-Request-Id, and llm-d's pod headers when the pod is named. */
     private void responseHeaders(final io.netty.handler.codec.http.HttpHeaders headers)
     {
@@ -420,6 +417,9 @@ final class HttpStream
         return !HttpVersion.HTTP_1_0.equals(version);
     }
 
+    /**
+     * Put {@code <hex length>\r\n} in front of the payload and {@code \r\n} after it, in the same buffer.
+     */
     private static void frameChunk(final ByteBuf frame)
     {
         final int payloadLength = frame.writerIndex() - FRAME_HEADER_RESERVE;

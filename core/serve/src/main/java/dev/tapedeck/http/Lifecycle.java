@@ -88,15 +88,15 @@ final class Lifecycle
         return sleep.sleeping();
     }
 
+    /** The routes that run the engine, held while it sleeps. */
+    static final java.util.Set<String> GENERATION_PATHS = java.util.Set.of("/v1/completions", "/v1/chat/completions",
+        "/v1/responses", "/v1/messages", "/inference/v1/generate");
+
     /**
      * @param path a request's path.
      * @return true if the request must wait: any request but {@code /health/ready} while starting, a generation
      *     request while the scheduler is paused; never once the instance shuts down.
      */
-    /** The routes that run the engine, held while it sleeps. */
-    static final java.util.Set<String> GENERATION_PATHS = java.util.Set.of("/v1/completions", "/v1/chat/completions",
-        "/v1/responses", "/v1/messages", "/inference/v1/generate");
-
     boolean holds(final String path)
     {
         if (instance.isShuttingDown())
