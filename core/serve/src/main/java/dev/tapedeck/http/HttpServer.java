@@ -215,7 +215,8 @@ public final class HttpServer implements AutoCloseable
         final Instance instance, final CompletionAdmission admission, final ConnectionGuard.Census census)
     {
         final ConnectionLimits limits = instance.options().connectionLimits();
-        final ConnectionGuard guard = ConnectionLimits.NONE.equals(limits) ? null : new ConnectionGuard(limits, census);
+        final ConnectionGuard guard = ConnectionLimits.NONE.equals(limits) ? null : new ConnectionGuard(limits, census,
+            instance.connectionSweep());
         if (null != guard)
         {
             pipeline.addLast("guard", guard.bytes());

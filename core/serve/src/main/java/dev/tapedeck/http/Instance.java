@@ -51,6 +51,8 @@ final class Instance
     private final Lifecycle lifecycle;
     /** This instance's connections, so that a {@code down} fault can reset them. */
     private final ChannelGroup connections;
+    /** The periodic timeout check of this instance's connections. */
+    private final ConnectionGuard.Sweep connectionSweep;
     private Channel serverChannel;
     private ServerBootstrap bootstrap;
     private InetSocketAddress boundAddress;
@@ -70,6 +72,7 @@ final class Instance
         this.ranks = new HttpFront[rankConfigs.size()];
         this.rankConfigs = List.copyOf(rankConfigs);
         this.connections = new DefaultChannelGroup("instance-" + index, loop);
+        this.connectionSweep = new ConnectionGuard.Sweep(loop, options.connectionLimits());
         final List<Engine> engines = new ArrayList<>(ranks.length);
         final List<Map<String, String>> labels = new ArrayList<>(ranks.length);
         final long nowNs = options.nanoClock().nanoTime();
@@ -142,6 +145,14 @@ final class Instance
     EventLoop loop()
     {
         return loop;
+    }
+
+    /**
+     * @return the periodic timeout check of this instance's connections.
+     */
+    ConnectionGuard.Sweep connectionSweep()
+    {
+        return connectionSweep;
     }
 
     ServeOptions options()

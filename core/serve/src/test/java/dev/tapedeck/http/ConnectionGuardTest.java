@@ -114,6 +114,52 @@ class ConnectionGuardTest
     }
 
     @Test
+    void shouldCheckEveryConnectionFromOneSweepThatRunsOnlyWhileConnectionsAreOpen()
+    {
+        try (EmbeddedServe serve = serve(0))
+        {
+            final ConnectionGuard.Sweep sweep = serve.instance.connectionSweep();
+            assertEquals(TimeUnit.MILLISECONDS.toNanos(KEEP_ALIVE_MS / 10), sweep.periodNs(),
+                "a tenth of the shorter timeout");
+            final List<EmbeddedChannel> idle = new java.util.ArrayList<>();
+            for (int i = 0; i < 6; i++)
+            {
+                idle.add(serve.connect());
+                wait(serve, 50); // opened at different times, checked by the same periodic task
+            }
+            assertEquals(6, sweep.size());
+            idle.get(0).close();
+            serve.runTasks();
+            assertEquals(5, sweep.size(), "a closed connection leaves the sweep");
+            wait(serve, KEEP_ALIVE_MS + KEEP_ALIVE_MS / 10);
+            for (int i = 1; i < idle.size(); i++)
+            {
+                assertFalse(idle.get(i).isOpen(), "idle connection " + i + " is closed, none skipped");
+            }
+            assertEquals(0, sweep.size(), "nothing left to check: the periodic task is cancelled");
+
+            final EmbeddedChannel later = serve.connect();
+            assertEquals(1, sweep.size(), "a new connection starts the task again");
+            wait(serve, KEEP_ALIVE_MS - 100);
+            assertTrue(later.isOpen(), "not yet");
+            wait(serve, 200);
+            assertFalse(later.isOpen(), "closed by the restarted task");
+        }
+    }
+
+    @Test
+    void shouldNotSweepWithoutTimeouts()
+    {
+        final ConnectionGuard.Sweep sweep = new ConnectionGuard.Sweep(null, new ConnectionLimits(0, 0, 10));
+        assertFalse(sweep.checksTimeouts());
+        assertEquals(0, sweep.periodNs());
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(250), new ConnectionGuard.Sweep(null, new ConnectionLimits(
+            TimeUnit.SECONDS.toNanos(5), TimeUnit.SECONDS.toNanos(30), 0)).periodNs(), "at most 250 ms");
+        assertEquals(TimeUnit.MILLISECONDS.toNanos(10), new ConnectionGuard.Sweep(null, new ConnectionLimits(
+            TimeUnit.MILLISECONDS.toNanos(20), 0, 0)).periodNs(), "at least 10 ms");
+    }
+
+    @Test
     void shouldRefuseConnectionsOverTheCapWith503()
     {
         try (EmbeddedServe serve = serve(2))
