@@ -33,6 +33,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  */
 public final class ScaleBench
 {
+    /** More tokens than {@link SseLoadClient}'s prompt takes under any tokenizer. */
+    private static final int PROMPT_TOKENS_BOUND = 32;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
@@ -100,6 +102,7 @@ public final class ScaleBench
                         "--inter-token-latency", itlMs + "ms", "--max-num-seqs", Integer.toString(streams),
                         "--max-num-batched-tokens", Integer.toString(Math.max(8192, 2 * streams)),
                         "--max-waiting-queue-length", Integer.toString(2 * streams), "--max-model-len", "4096",
+                        "--kv-cache-size", Integer.toString(kvBlocksFor(streams, maxTokens)),
                         "--transport", transport));
                     final Run run = new Run(label, streams, warmupS, measureS, maxTokens, itlMs, threads,
                         competitorCpus);
@@ -150,6 +153,18 @@ public final class ScaleBench
     }
 
     /** What every server of one row pair is asked. */
+    /**
+     * KV blocks for every stream at its longest (a short prompt and all its tokens, 16-token blocks), so that tapedeck
+     * runs all the streams at once as the bare server does: with the default cache (33,600 blocks, the 8B model on one
+     * GPU) 10,000 streams of 200 tokens do not fit and the scheduler would hold about half of them back, which is a
+     * capacity limit, not the server's speed.
+     */
+    static int kvBlocksFor(final int streams, final int maxTokens)
+    {
+        final int blocksPerStream = (PROMPT_TOKENS_BOUND + maxTokens + 15) / 16;
+        return Math.max(33_600, streams * blocksPerStream + streams / 10);
+    }
+
     private record Run(String contention, int streams, long warmupS, long measureS, int maxTokens, int itlMs,
         int competitorThreads, String competitorCpus)
     {
