@@ -12,6 +12,7 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -23,7 +24,8 @@ import org.agrona.concurrent.NanoClock;
  * and the keep-alive timeout of an idle connection. Two handlers share its state: {@link #bytes()} before the HTTP
  * codec sees raw bytes arrive (a request has begun, even one whose head never completes) and {@link #exchanges()}
  * after it sees requests end (inbound {@link LastHttpContent}) and responses end (outbound). While a request is being
- * answered (a stream may run for minutes) no timeout applies. A connection over the cap gets {@code 503} and is closed;
+ * answered (a stream may run for minutes) no timeout applies, and a connection is not idle while its last response's
+ * bytes still wait to be read. A connection over the cap gets {@code 503} and is closed;
  * a request not read in time gets {@code 408} and the connection is closed; an idle connection is closed.
  * <p>
  * One instance per connection; every method runs on the connection's event loop. The count of open connections is
@@ -140,10 +142,26 @@ final class ConnectionGuard
                     " ms (--http-read-timeout)");
             }
         }
-        else if (limits.keepAliveTimeoutNs() > 0 && nowNs - idleSinceNs >= limits.keepAliveTimeoutNs())
+        else if (limits.keepAliveTimeoutNs() > 0)
         {
-            headCtx.close();
+            if (hasPendingOutput())
+            {
+                // the last response's bytes still wait for the client to read them (a slow reader, an overloaded
+                // client): the client has not seen the response end, so it cannot have sent its next request yet; the
+                // connection is idle only from when they are gone (closing now would reset that next request)
+                idleSinceNs = nowNs;
+            }
+            else if (nowNs - idleSinceNs >= limits.keepAliveTimeoutNs())
+            {
+                headCtx.close();
+            }
         }
+    }
+
+    private boolean hasPendingOutput()
+    {
+        final ChannelOutboundBuffer pending = headCtx.channel().unsafe().outboundBuffer();
+        return null != pending && pending.totalPendingWriteBytes() > 0;
     }
 
     /** Answer with a complete response written below the codec, then close: nothing else is in flight. */

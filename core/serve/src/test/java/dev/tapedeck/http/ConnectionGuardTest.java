@@ -148,6 +148,28 @@ class ConnectionGuardTest
     }
 
     @Test
+    void shouldNotCountAConnectionIdleWhileItsResponseIsStillUnread()
+    {
+        try (EmbeddedServe serve = serve(0))
+        {
+            final EmbeddedChannel slowReader = serve.connect();
+            EmbeddedServe.send(slowReader, EmbeddedServe.post("/v1/completions", "{\"prompt\":[97],\"max_tokens\":1}"));
+            serve.runUntilIdle();
+            assertEquals(200, EmbeddedServe.responses(slowReader).get(0).status());
+            // bytes the client has not taken yet: written below the codec, not yet out of the channel (as behind a
+            // full socket buffer)
+            slowReader.pipeline().firstContext().write(io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {'x'}));
+            wait(serve, 3 * KEEP_ALIVE_MS);
+            assertTrue(slowReader.isOpen(), "the client has not read the response's end: not idle");
+            slowReader.flush();
+            wait(serve, KEEP_ALIVE_MS - 100);
+            assertTrue(slowReader.isOpen(), "idle from when the bytes were gone, not from the response's end");
+            wait(serve, 200);
+            assertFalse(slowReader.isOpen(), "idle for the keep-alive timeout once everything was read");
+        }
+    }
+
+    @Test
     void shouldNotSweepWithoutTimeouts()
     {
         final ConnectionGuard.Sweep sweep = new ConnectionGuard.Sweep(null, new ConnectionLimits(0, 0, 10));
