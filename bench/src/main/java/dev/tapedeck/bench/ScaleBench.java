@@ -19,7 +19,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 
 /**
  * End-to-end scale run: {@code tapedeck serve} (a real process) driven by {@link SseLoadClient} at each concurrency,
- * then {@link BareSseServer} (the ceiling) driven the same way on the same schedule, each quiet and beside a
+ * then {@link BareSseServer} (the ceiling) driven the same way on the same schedule and with the same capacity
+ * (tapedeck's KV cache holds every stream: {@link #kvBlocksFor}), each quiet and beside a
  * {@link CpuCompetitor} (a busy process pinned beside the server, as a router under test would be). What is compared
  * is what the client receives on its own clock in the window: token events per second, time to first token and
  * token lateness ({@link SseLoadClient}). The servers' own lateness counters (write time minus the model's due time)
@@ -103,6 +104,10 @@ public final class ScaleBench
                         "--max-num-batched-tokens", Integer.toString(Math.max(8192, 2 * streams)),
                         "--max-waiting-queue-length", Integer.toString(2 * streams), "--max-model-len", "4096",
                         "--kv-cache-size", Integer.toString(kvBlocksFor(streams, maxTokens)),
+                        // the bare server closes no idle connection; at 10,000 streams an overloaded client reads a
+                        // response's end seconds after it left the server, and its next request could meet the close
+                        // of the 5 s keep-alive (a reset, counted as an error the ceiling cannot have)
+                        "--http-keep-alive-timeout", "0",
                         "--transport", transport));
                     final Run run = new Run(label, streams, warmupS, measureS, maxTokens, itlMs, threads,
                         competitorCpus);
