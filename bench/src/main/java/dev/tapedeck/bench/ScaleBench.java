@@ -157,7 +157,6 @@ public final class ScaleBench
         return (double)Math.max(value, 1) / Math.max(base, 1);
     }
 
-    /** What every server of one row pair is asked. */
     /**
      * KV blocks for every stream at its longest (a short prompt and all its tokens, 16-token blocks), so that tapedeck
      * runs all the streams at once as the bare server does: with the default cache (33,600 blocks, the 8B model on one
@@ -170,6 +169,7 @@ public final class ScaleBench
         return Math.max(33_600, streams * blocksPerStream + streams / 10);
     }
 
+    /** What every server of one row pair is asked. */
     private record Run(String contention, int streams, long warmupS, long measureS, int maxTokens, int itlMs,
         int competitorThreads, String competitorCpus)
     {
