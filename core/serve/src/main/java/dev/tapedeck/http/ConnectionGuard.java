@@ -25,7 +25,8 @@ import org.agrona.concurrent.NanoClock;
  * codec sees raw bytes arrive (a request has begun, even one whose head never completes) and {@link #exchanges()}
  * after it sees requests end (inbound {@link LastHttpContent}) and responses end (outbound). While a request is being
  * answered (a stream may run for minutes) no timeout applies, and a connection is not idle while its last response's
- * bytes still wait to be read. A connection over the cap gets {@code 503} and is closed;
+ * bytes still wait in Netty's buffer for the socket (a client that takes none of them for the longer of the two
+ * timeouts is closed). A connection over the cap gets {@code 503} and is closed;
  * a request not read in time gets {@code 408} and the connection is closed; an idle connection is closed.
  * <p>
  * One instance per connection; every method runs on the connection's event loop. The count of open connections is
@@ -35,6 +36,7 @@ import org.agrona.concurrent.NanoClock;
 final class ConnectionGuard
 {
     private static final System.Logger LOG = System.getLogger(ConnectionGuard.class.getName());
+    private static final long NOT_PENDING = Long.MIN_VALUE;
 
     private final ConnectionLimits limits;
     private final Census census;
@@ -48,6 +50,8 @@ final class ConnectionGuard
     private boolean reading;
     private long readStartNs;
     private long idleSinceNs;
+    /** Since when the last response's bytes have waited in Netty's buffer, or {@link #NOT_PENDING}. */
+    private long outputPendingSinceNs = NOT_PENDING;
     private long requestsRead;
     private long responsesDone;
 
@@ -126,13 +130,12 @@ final class ConnectionGuard
         }
     }
 
-    private void check()
+    private void check(final long nowNs)
     {
         if (busy() || !headCtx.channel().isActive())
         {
             return;
         }
-        final long nowNs = nowNs();
         if (reading)
         {
             if (limits.readTimeoutNs() > 0 && nowNs - readStartNs >= limits.readTimeoutNs())
@@ -146,14 +149,28 @@ final class ConnectionGuard
         {
             if (hasPendingOutput())
             {
-                // the last response's bytes still wait for the client to read them (a slow reader, an overloaded
+                // the last response's bytes still wait in Netty's buffer for the socket (a slow reader, an overloaded
                 // client): the client has not seen the response end, so it cannot have sent its next request yet; the
-                // connection is idle only from when they are gone (closing now would reset that next request)
+                // connection is idle from the first check that finds them gone (closing now would reset that next
+                // request), unless the client takes nothing for the longer of the two timeouts: then it is gone
+                if (NOT_PENDING == outputPendingSinceNs)
+                {
+                    outputPendingSinceNs = nowNs;
+                }
+                else if (nowNs - outputPendingSinceNs >= Math.max(limits.keepAliveTimeoutNs(), limits.readTimeoutNs()))
+                {
+                    headCtx.close();
+                    return;
+                }
                 idleSinceNs = nowNs;
             }
-            else if (nowNs - idleSinceNs >= limits.keepAliveTimeoutNs())
+            else
             {
-                headCtx.close();
+                outputPendingSinceNs = NOT_PENDING;
+                if (nowNs - idleSinceNs >= limits.keepAliveTimeoutNs())
+                {
+                    headCtx.close();
+                }
             }
         }
     }
@@ -245,8 +262,8 @@ final class ConnectionGuard
      * The timeouts of one instance's connections, checked by one periodic task on the instance's event loop: one
      * wake-up per period for all of them, where a task per connection woke an idle loop once per connection and period
      * (1,000 wake-ups a second at 1,000 connections, each a system call and a context switch between a step's
-     * writes). The period is a tenth of the shorter timeout, from 10 ms to 250 ms, so a timeout fires at most a tenth
-     * late; the task runs only while the instance has a connection.
+     * writes). The period is a tenth of the shorter timeout, from 10 ms to 250 ms, so a timeout fires at most one
+     * period late; the task runs only while the instance has a connection.
      * <p>
      * Confined to the instance's event loop.
      */
@@ -285,6 +302,12 @@ final class ConnectionGuard
         int size()
         {
             return count;
+        }
+
+        /** @return true while the periodic task is scheduled (while a connection is being checked). */
+        boolean scheduled()
+        {
+            return null != task;
         }
 
         /** @return the time between checks, in nanoseconds (0 when there is no timeout). */
@@ -332,12 +355,14 @@ final class ConnectionGuard
 
         private void checkAll()
         {
-            // from the end: a guard removed during the pass (its connection closed at once) swaps in one already seen
+            final long nowNs = loop.ticker().nanoTime(); // the connections' clock: they live on this loop
+            // from the end, so that a guard leaving during the pass could only swap in one already seen (Netty tells
+            // of a close later, so none leaves today; the order keeps the pass right if one did)
             for (int i = count - 1; i >= 0; i--)
             {
                 if (i < count)
                 {
-                    guards[i].check();
+                    guards[i].check(nowNs);
                 }
             }
         }

@@ -136,10 +136,12 @@ class ConnectionGuardTest
             {
                 assertFalse(idle.get(i).isOpen(), "idle connection " + i + " is closed, none skipped");
             }
-            assertEquals(0, sweep.size(), "nothing left to check: the periodic task is cancelled");
+            assertEquals(0, sweep.size());
+            assertFalse(sweep.scheduled(), "nothing left to check: the periodic task is cancelled");
 
             final EmbeddedChannel later = serve.connect();
-            assertEquals(1, sweep.size(), "a new connection starts the task again");
+            assertEquals(1, sweep.size());
+            assertTrue(sweep.scheduled(), "a new connection starts the task again");
             wait(serve, KEEP_ALIVE_MS - 100);
             assertTrue(later.isOpen(), "not yet");
             wait(serve, 200);
@@ -166,6 +168,15 @@ class ConnectionGuardTest
             assertTrue(slowReader.isOpen(), "idle from when the bytes were gone, not from the response's end");
             wait(serve, 200);
             assertFalse(slowReader.isOpen(), "idle for the keep-alive timeout once everything was read");
+
+            final EmbeddedChannel stalled = serve.connect();
+            EmbeddedServe.send(stalled, EmbeddedServe.post("/v1/completions", "{\"prompt\":[97],\"max_tokens\":1}"));
+            serve.runUntilIdle();
+            stalled.pipeline().firstContext().write(io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {'x'}));
+            wait(serve, READ_MS - 100);
+            assertTrue(stalled.isOpen(), "bytes pending for less than the longer timeout");
+            wait(serve, 200);
+            assertFalse(stalled.isOpen(), "a client that takes nothing for the longer timeout is gone: closed");
         }
     }
 
