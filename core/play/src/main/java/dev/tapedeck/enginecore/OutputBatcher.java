@@ -117,12 +117,7 @@ final class OutputBatcher implements OutputSink
     @Override
     public boolean onToken(final Request request, final int tokenId)
     {
-        final PlayRequest p = (PlayRequest)request.attachment();
-        if (p != entry)
-        {
-            writeEntry();
-            entry = p;
-        }
+        collect((PlayRequest)request.attachment());
         if (entryTokenCount == entryTokens.length)
         {
             entryTokens = Arrays.copyOf(entryTokens, entryTokenCount * 2);
@@ -148,12 +143,18 @@ final class OutputBatcher implements OutputSink
         }
         else
         {
-            if (p != entry)
-            {
-                writeEntry();
-                entry = p; // ended without a token of this batch (an abort, an error): an output of its own
-            }
+            collect(p); // one that ended without a token of this batch (an abort, an error) gets an output of its own
             writeEntry(); // nothing follows a finish
+        }
+    }
+
+    /** Collect {@code p}'s output from here on, first writing the entry of the request collected before, if another. */
+    private void collect(final PlayRequest p)
+    {
+        if (p != entry)
+        {
+            writeEntry();
+            entry = p;
         }
     }
 

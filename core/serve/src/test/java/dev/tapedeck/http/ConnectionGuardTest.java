@@ -149,18 +149,26 @@ class ConnectionGuardTest
         }
     }
 
+    /**
+     * @return a connection whose request was answered (200) and which still has bytes the client has not taken:
+     *     written below the codec, not yet out of the channel (as behind a full socket buffer).
+     */
+    private static EmbeddedChannel answeredWithBytesUnread(final EmbeddedServe serve)
+    {
+        final EmbeddedChannel channel = serve.connect();
+        EmbeddedServe.send(channel, EmbeddedServe.post("/v1/completions", "{\"prompt\":[97],\"max_tokens\":1}"));
+        serve.runUntilIdle();
+        assertEquals(200, EmbeddedServe.responses(channel).get(0).status());
+        channel.pipeline().firstContext().write(io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {'x'}));
+        return channel;
+    }
+
     @Test
     void shouldNotCountAConnectionIdleWhileItsResponseIsStillUnread()
     {
         try (EmbeddedServe serve = serve(0))
         {
-            final EmbeddedChannel slowReader = serve.connect();
-            EmbeddedServe.send(slowReader, EmbeddedServe.post("/v1/completions", "{\"prompt\":[97],\"max_tokens\":1}"));
-            serve.runUntilIdle();
-            assertEquals(200, EmbeddedServe.responses(slowReader).get(0).status());
-            // bytes the client has not taken yet: written below the codec, not yet out of the channel (as behind a
-            // full socket buffer)
-            slowReader.pipeline().firstContext().write(io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {'x'}));
+            final EmbeddedChannel slowReader = answeredWithBytesUnread(serve);
             wait(serve, 3 * KEEP_ALIVE_MS);
             assertTrue(slowReader.isOpen(), "the client has not read the response's end: not idle");
             slowReader.flush();
@@ -169,10 +177,7 @@ class ConnectionGuardTest
             wait(serve, 200);
             assertFalse(slowReader.isOpen(), "idle for the keep-alive timeout once everything was read");
 
-            final EmbeddedChannel stalled = serve.connect();
-            EmbeddedServe.send(stalled, EmbeddedServe.post("/v1/completions", "{\"prompt\":[97],\"max_tokens\":1}"));
-            serve.runUntilIdle();
-            stalled.pipeline().firstContext().write(io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {'x'}));
+            final EmbeddedChannel stalled = answeredWithBytesUnread(serve);
             wait(serve, READ_MS - 100);
             assertTrue(stalled.isOpen(), "bytes pending for less than the longer timeout");
             wait(serve, 200);
