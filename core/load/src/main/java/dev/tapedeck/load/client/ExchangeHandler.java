@@ -39,6 +39,8 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     private int status;
     private boolean keepAlive;
     private boolean sse;
+    /** When the connection was last parked idle ({@link Lane#release}). */
+    long idleSinceNs;
 
     ExchangeHandler(final Lane lane)
     {

@@ -49,6 +49,12 @@ final class Lane
 {
     private static final int HANDED_CAPACITY = 1 << 16;
     private static final int CRLF_CRLF = 0x0D0A0D0A;
+    /**
+     * A connection idle for longer is closed instead of reused: vLLM's server (uvicorn) closes one idle for 5 s, and a
+     * request sent just as it does so would fail with the connection (HTTP/1.1's keep-alive race); httpx, the
+     * OpenAI SDK's client, stops reusing at 5 s too.
+     */
+    static final long IDLE_EXPIRY_NS = 4_000_000_000L;
 
     private final ManyToOneConcurrentArrayQueue<Exchange> handed =
         new ManyToOneConcurrentArrayQueue<>(HANDED_CAPACITY);
@@ -242,13 +248,21 @@ final class Lane
             return;
         }
         ExchangeHandler handler;
+        final long nowNs = System.nanoTime();
         while (null != (handler = idle.pollFirst()))
         {
-            if (handler.isIdle())
+            if (!handler.isIdle())
             {
-                handler.start(exchange);
-                return;
+                continue;
             }
+            if (nowNs - handler.idleSinceNs > IDLE_EXPIRY_NS)
+            {
+                // the server may be closing it right now (keep-alive race): a request sent on it could meet the close
+                handler.close();
+                continue;
+            }
+            handler.start(exchange);
+            return;
         }
         connect(opened -> opened.start(exchange), () ->
         {
@@ -344,12 +358,16 @@ final class Lane
             .getBytes(StandardCharsets.ISO_8859_1);
     }
 
+    /**
+     * Park an idle connection for the next exchange (the most recently used is taken first).
+     */
     void release(final ExchangeHandler handler)
     {
         if (closing)
         {
             return;
         }
+        handler.idleSinceNs = System.nanoTime();
         idle.addFirst(handler);
     }
 
