@@ -30,6 +30,8 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
 {
     private static final int MAX_LINE_BYTES = 8 * 1024 * 1024;
     private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
+    /** Bodies up to this size are copied behind the request head and sent as one buffer. */
+    private static final int ONE_BUFFER_BODY_BYTES = 16 * 1024;
 
     private final Lane lane;
     private ChannelHandlerContext ctx;
@@ -82,9 +84,20 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         next.toSend = null; // Netty's now: released once written, or when the write fails
         // the request as raw bytes below the codec (its encoder would build a request object and a header map per
         // request); its decoder still reads the response. A failed write reaches exceptionCaught.
-        codec.write(lane.head(next.path, next.stream && !next.prefilling, body.readableBytes(), ctx.alloc()),
-            codec.voidPromise());
-        codec.writeAndFlush(body, codec.voidPromise());
+        final int bodyBytes = body.readableBytes();
+        final boolean stream = next.stream && !next.prefilling;
+        if (bodyBytes <= ONE_BUFFER_BODY_BYTES)
+        {
+            // one buffer, one send: a small body is cheaper to copy behind the head than to write as a second buffer
+            final ByteBuf request = lane.head(next.path, stream, bodyBytes, bodyBytes, ctx.alloc()).writeBytes(body);
+            body.release();
+            codec.writeAndFlush(request, codec.voidPromise());
+        }
+        else
+        {
+            codec.write(lane.head(next.path, stream, bodyBytes, 0, ctx.alloc()), codec.voidPromise());
+            codec.writeAndFlush(body, codec.voidPromise());
+        }
     }
 
     boolean isIdle()

@@ -324,8 +324,11 @@ final class Lane
     /**
      * The request line and headers of a request, up to and including the blank line, in a buffer of
      * {@code allocator}: the fixed part is encoded once per path and kind, then only the content length is written.
+     *
+     * @param roomBytes room to leave after the head (for a body written into the same buffer).
      */
-    ByteBuf head(final String path, final boolean stream, final int bodyBytes, final ByteBufAllocator allocator)
+    ByteBuf head(final String path, final boolean stream, final int bodyBytes, final int roomBytes,
+        final ByteBufAllocator allocator)
     {
         if (!path.equals(headPath) || stream != headStream)
         {
@@ -333,7 +336,7 @@ final class Lane
             headPath = path;
             headStream = stream;
         }
-        final ByteBuf head = allocator.buffer(headPrefix.length + 24);
+        final ByteBuf head = allocator.buffer(headPrefix.length + 24 + roomBytes);
         head.writeBytes(headPrefix);
         JsonBytes.writeLong(head, bodyBytes);
         head.writeInt(CRLF_CRLF);
