@@ -38,6 +38,7 @@ final class ResponseScanner
         KEY_ENVELOPE, KEY_ENVELOPE, KEY_FINISH_REASON, KEY_USAGE, KEY_PROMPT_TOKENS,
         KEY_COMPLETION_TOKENS,
     };
+    private static final int[][] KEYS_BY_LENGTH = keysByLength();
     private static final byte[] ABORT_VALUE = ascii("\"abort\"");
     private static final byte[] KV_TRANSFER_PARAMS = ascii("kv_transfer_params");
 
@@ -118,14 +119,36 @@ final class ResponseScanner
     private static int keyKind(final byte[] buf, final int from, final int to)
     {
         final int length = to - from;
-        for (int k = 0; k < KEYS.length; k++)
+        if (length >= KEYS_BY_LENGTH.length)
         {
-            if (KEYS[k].length == length && startsWith(buf, from, to, KEYS[k]))
+            return 0;
+        }
+        for (final int k : KEYS_BY_LENGTH[length])
+        {
+            if (startsWith(buf, from, to, KEYS[k]))
             {
                 return KEY_KINDS[k];
             }
         }
         return 0;
+    }
+
+    /** The indexes into {@link #KEYS} of the keys of each length: most keys of a body match no length. */
+    private static int[][] keysByLength()
+    {
+        int longest = 0;
+        for (final byte[] key : KEYS)
+        {
+            longest = Math.max(longest, key.length);
+        }
+        final int[][] byLength = new int[longest + 1][];
+        for (int length = 0; length <= longest; length++)
+        {
+            final int size = length;
+            byLength[length] = java.util.stream.IntStream.range(0, KEYS.length)
+                .filter(k -> KEYS[k].length == size).toArray();
+        }
+        return byLength;
     }
 
     private static boolean startsWith(final byte[] buf, final int from, final int to, final byte[] prefix)
