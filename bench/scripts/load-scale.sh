@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The load generator at scale against `tapedeck serve` on this machine (loopback), its open loop next to a bare
-# Netty client's, and its non-streaming request rate next to wrk's against the same server. Prints one line per
-# measurement and leaves the JSON reports in bench/target/load-scale/.
+# Netty client's, and its non-streaming request rate next to wrk's against the same server: tapedeck serve, then a
+# bare Netty server that does far less per request than either client (the clients compared, not the server). Prints
+# one line per measurement and leaves the JSON reports in bench/target/load-scale/.
 # Usage: bench/scripts/load-scale.sh [streams=10000] [rate=5000] [seconds=30]
 #   COMPARE_JAR=other/tapedeck.jar bench/scripts/load-scale.sh ...: an A/B on one server: every load measurement runs
 #   with COMPARE_JAR's client first, then with this build's, back to back (the server is always this build's).
@@ -129,22 +130,35 @@ wrk_rate() {
     wrk -t 1 -c 64 -d 15s -s "$out/$1.lua" "$url/v1/completions" |
         awk '/Non-2xx|Socket errors/ {bad = 1} /Requests\/sec/ {rate = $2} END {printf "%d\n", bad ? 0 : rate}'
 }
-if command -v wrk >/dev/null; then
+# wrk_pairs TARGET: PAIRS alternated load/wrk pairs against $url, with their ratios and median
+wrk_pairs() {
     for i in "${!load_jars[@]}"; do
         ratios=()
         for pair in $(seq 1 "${PAIRS:-3}"); do
             if (( pair % 2 )); then l=$(load_rate "${load_jars[$i]}" tokens); w=$(wrk_rate post-ids)
             else w=$(wrk_rate post-ids); l=$(load_rate "${load_jars[$i]}" tokens); fi
             ratios+=("$(ratio "$l" "$w")")
-            echo "$(tag "load --no-stream vs wrk, 64 connections, same request (token ids), pair $pair" \
+            echo "$(tag "load --no-stream vs wrk against $1, 64 connections, same request (token ids), pair $pair" \
                 "${load_jars[$i]}"): load $l req/s, wrk $w req/s: ${ratios[-1]}x"
         done
-        echo "$(tag "load --no-stream vs wrk, same request" "${load_jars[$i]}"): median" \
+        echo "$(tag "load --no-stream vs wrk against $1, same request" "${load_jars[$i]}"): median" \
             "$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')x"
     done
+}
+if command -v wrk >/dev/null; then
+    wrk_pairs "tapedeck serve"
     l=$(load_rate "$jar" text); w=$(wrk_rate post-text)
     echo "different requests (load: distinct words, wrk: one fixed text): load $l req/s, wrk $w req/s:" \
         "$(ratio "$l" "$w")x"
+    # 3b. the same pairs against a server that does far less per request than either client
+    #     (dev.tapedeck.bench.BareJsonServer: tapedeck's answer bytes, no parsing beyond HTTP): here the client is
+    #     the side that runs out of CPU first, so the ratio compares the clients, not tapedeck's event loop
+    kill $serve_pid 2>/dev/null || true; wait $serve_pid 2>/dev/null || true
+    java -cp "$bench_jar" dev.tapedeck.bench.BareJsonServer "$port" >"$out/bare-json.log" 2>&1 & serve_pid=$!
+    until curl -s -o /dev/null -d '{}' "$url/v1/completions"; do sleep 0.1; done
+    java_run load --url "$url" --model Qwen/Qwen3-8B --concurrency 64 --duration 5s --no-stream --prompt-tokens 2 \
+        --output-tokens 4 --ignore-eos --prompt-format tokens --quiet >/dev/null
+    wrk_pairs "a bare Netty server"
 else
     for i in "${!load_jars[@]}"; do
         echo "$(tag "load --no-stream, 64 connections, token ids" "${load_jars[$i]}"):" \
