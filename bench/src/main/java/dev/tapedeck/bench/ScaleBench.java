@@ -24,8 +24,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * {@link CpuCompetitor} (a busy process pinned beside the server, as a router under test would be). What is compared
  * is what the client receives on its own clock in the window: token events per second, time to first token and
  * token lateness ({@link SseLoadClient}). The servers' own lateness counters (write time minus the model's due time)
- * are read once after the run, not from the loop under test while it is measured, and cover the whole run. Prints a
- * markdown table and, per contention and concurrency, tapedeck's ratios to the ceiling.
+ * are read once after the run, not from the loop under test while it is measured, and cover the whole run. Beside the
+ * client, the servers' event-loop CPU over the window is read from the kernel's per-thread {@code schedstat}, per
+ * 1,000 tokens received: the steadiest of the figures on a shared machine. Prints a markdown table and, per
+ * contention and concurrency, tapedeck's ratios to the ceiling; with {@code --rounds N}, the pair runs in ABBA order
+ * (tapedeck first in odd rounds, the ceiling first in even ones) and the medians of the ratios follow.
  * <p>
  * Usage: {@code java -cp bench/target/benchmarks.jar dev.tapedeck.bench.ScaleBench [--streams 1000,10000]
  * [--warmup 10] [--measure 20] [--ttft-ms 100] [--itl-ms 50] [--max-tokens 200] [--transport auto]
@@ -44,8 +47,19 @@ public final class ScaleBench
     }
 
     /** One measured run: the client's figures in the window, the server's lateness over the run. */
-    record Row(String contention, String server, int streams, SseLoadClient.Result client, long serverP99Us)
+    record Row(String contention, String server, int streams, SseLoadClient.Result client, long serverP99Us,
+        long loopCpuNs, long windowS)
     {
+        /**
+         * @return the server's event loop CPU per 1,000 tokens the client received in the window, in milliseconds
+         *     ({@code NaN} where the kernel's per-thread figures cannot be read).
+         */
+        double loopCpuMsPerKiloToken()
+        {
+            final double tokens = client.tokensPerSecond() * windowS;
+            return loopCpuNs < 0 || tokens <= 0 ? Double.NaN : loopCpuNs / 1e6 / (tokens / 1000);
+        }
+
         long latenessUs(final double percentile)
         {
             return client.latenessNs().getValueAtPercentile(percentile) / 1000;
@@ -111,11 +125,19 @@ public final class ScaleBench
                         "--transport", transport));
                     final Run run = new Run(label, streams, warmupS, measureS, maxTokens, itlMs, threads,
                         competitorCpus);
-                    rows.add(measure("tapedeck serve", tapedeck, port++, run));
+                    final int tapedeckPort = port++;
                     final List<String> bare = List.of("java", "-cp", benchJar, BareSseServer.class.getName(),
                         Integer.toString(port), Integer.toString(ttftMs), Integer.toString(itlMs),
                         Integer.toString(maxTokens), transport);
-                    rows.add(measure("bare Netty (ceiling)", bare, port++, run));
+                    final int barePort = port++;
+                    // rows stay in pairs (tapedeck, ceiling); the order they run in alternates by round (ABBA), so
+                    // that whatever the box does over time does not always favour the server measured second
+                    final Row first = 0 == round % 2 ? measure("tapedeck serve", tapedeck, tapedeckPort, run) :
+                        measure("bare Netty (ceiling)", bare, barePort, run);
+                    final Row second = 0 == round % 2 ? measure("bare Netty (ceiling)", bare, barePort, run) :
+                        measure("tapedeck serve", tapedeck, tapedeckPort, run);
+                    rows.add(0 == round % 2 ? first : second);
+                    rows.add(0 == round % 2 ? second : first);
                 }
             }
         }
@@ -127,29 +149,102 @@ public final class ScaleBench
         System.out.println("Client-side figures in the window; server lateness read after the run (whole run).");
         System.out.println();
         System.out.println("| contention | server | streams | errors | completed | tokens/s (client) | events/s | " +
-            "lateness p50 | lateness p99 | lateness max | TTFT p50 | TTFT p99 | server lateness p99 |");
-        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            "lateness p50 | lateness p99 | lateness max | TTFT p50 | TTFT p99 | server lateness p99 | " +
+            "loop CPU per 1k tokens |");
+        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (final Row row : rows)
         {
             System.out.println(String.format(Locale.ROOT,
                 "| %s | %s | %,d | %d | %,d | %,.0f | %,.0f | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | " +
-                "%.2f ms |", row.contention(), row.server(), row.streams(), row.client().errors(),
+                "%.2f ms | %.2f ms |", row.contention(), row.server(), row.streams(), row.client().errors(),
                 row.client().completed(), row.client().tokensPerSecond(), row.client().eventsPerSecond(),
                 row.latenessUs(50) / 1000.0, row.latenessUs(99) / 1000.0,
                 row.latenessUs(100) / 1000.0, row.ttftUs(50) / 1000.0, row.ttftUs(99) / 1000.0,
-                row.serverP99Us() / 1000.0));
+                row.serverP99Us() / 1000.0, row.loopCpuMsPerKiloToken()));
         }
+        printRatios(rows, rounds);
+    }
+
+    /** Each pair's ratios to the ceiling and, over several rounds, their medians. */
+    private static void printRatios(final List<Row> rows, final int rounds)
+    {
         System.out.println();
         for (int i = 0; i + 1 < rows.size(); i += 2)
         {
             final Row tapedeck = rows.get(i);
             final Row ceiling = rows.get(i + 1);
             System.out.println(String.format(Locale.ROOT, "%s, %,d streams: tapedeck/ceiling tokens/s %.2fx, " +
-                "lateness p99 %.2fx, TTFT p99 %.2fx", tapedeck.contention(), tapedeck.streams(),
-                tapedeck.client().tokensPerSecond() / ceiling.client().tokensPerSecond(),
+                "lateness p99 %.2fx, TTFT p99 %.2fx, loop CPU per token %.2fx", tapedeck.contention(),
+                tapedeck.streams(), tapedeck.client().tokensPerSecond() / ceiling.client().tokensPerSecond(),
                 ratio(tapedeck.latenessUs(99), ceiling.latenessUs(99)), ratio(tapedeck.ttftUs(99),
-                ceiling.ttftUs(99))));
+                ceiling.ttftUs(99)), tapedeck.loopCpuMsPerKiloToken() / ceiling.loopCpuMsPerKiloToken()));
         }
+        if (rounds > 1)
+        {
+            printMedians(rows, rounds);
+        }
+    }
+
+    /** Per contention and concurrency, the median over the rounds of each ratio to the ceiling. */
+    private static void printMedians(final List<Row> rows, final int rounds)
+    {
+        final java.util.Map<String, List<double[]>> byRun = new java.util.LinkedHashMap<>();
+        for (int i = 0; i + 1 < rows.size(); i += 2)
+        {
+            final Row tapedeck = rows.get(i);
+            final Row ceiling = rows.get(i + 1);
+            final String run = tapedeck.contention().replaceFirst(", round \\d+$", "") + ", " +
+                String.format(Locale.ROOT, "%,d", tapedeck.streams()) + " streams";
+            byRun.computeIfAbsent(run, k -> new ArrayList<>()).add(new double[] {
+                tapedeck.client().tokensPerSecond() / ceiling.client().tokensPerSecond(),
+                ratio(tapedeck.latenessUs(99), ceiling.latenessUs(99)),
+                tapedeck.loopCpuMsPerKiloToken() / ceiling.loopCpuMsPerKiloToken()});
+        }
+        System.out.println();
+        System.out.println("Medians over " + rounds + " rounds (tapedeck/ceiling):");
+        byRun.forEach((run, ratios) -> System.out.println(String.format(Locale.ROOT,
+            "%s: tokens/s %.2fx, lateness p99 %.2fx, loop CPU per token %.2fx", run, median(ratios, 0),
+            median(ratios, 1), median(ratios, 2))));
+    }
+
+    private static double median(final List<double[]> values, final int index)
+    {
+        final double[] sorted = values.stream().mapToDouble(v -> v[index]).sorted().toArray();
+        final int middle = sorted.length / 2;
+        return 0 == sorted.length % 2 ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle];
+    }
+
+    /**
+     * CPU time so far of a process's event-loop threads (tapedeck's {@code tapedeck-http-*}, the bare server's
+     * {@code multiThreadIoEventLoopGroup-*}), from the kernel's per-thread {@code schedstat}.
+     *
+     * @return nanoseconds, or -1 where {@code /proc} has no such figures (not Linux).
+     */
+    static long loopCpuNs(final long pid)
+    {
+        final File[] tasks = new File("/proc/" + pid + "/task").listFiles();
+        if (null == tasks)
+        {
+            return -1;
+        }
+        long total = 0;
+        for (final File task : tasks)
+        {
+            try
+            {
+                final String name = Files.readString(task.toPath().resolve("comm")).trim();
+                if (name.startsWith("tapedeck-http") || name.startsWith("multiThreadIo"))
+                {
+                    final String schedstat = Files.readString(task.toPath().resolve("schedstat")).trim();
+                    total += Long.parseLong(schedstat.substring(0, schedstat.indexOf(' ')));
+                }
+            }
+            catch (final IOException | RuntimeException ended)
+            {
+                // the thread ended between the listing and the read
+            }
+        }
+        return total;
     }
 
     private static double ratio(final long value, final long base)
@@ -189,6 +284,25 @@ public final class ScaleBench
             waitForHealth(port, server, log);
             final SseLoadClient client = new SseLoadClient("127.0.0.1", port, run.maxTokens(),
                 TimeUnit.MILLISECONDS.toNanos(run.itlMs()));
+            final long pid = server.pid();
+            // the loop's CPU over the client's window, sampled beside it (the window opens after the warm-up)
+            final java.util.concurrent.CompletableFuture<Long> loopCpu =
+                java.util.concurrent.CompletableFuture.supplyAsync(() ->
+                {
+                    try
+                    {
+                        Thread.sleep(TimeUnit.SECONDS.toMillis(run.warmupS()));
+                        final long startNs = loopCpuNs(pid);
+                        Thread.sleep(TimeUnit.SECONDS.toMillis(run.measureS()));
+                        final long endNs = loopCpuNs(pid);
+                        return startNs < 0 || endNs < 0 ? -1L : endNs - startNs;
+                    }
+                    catch (final InterruptedException ex)
+                    {
+                        Thread.currentThread().interrupt();
+                        return -1L;
+                    }
+                });
             final SseLoadClient.Result result = client.run(run.streams(), TimeUnit.SECONDS.toNanos(run.warmupS()),
                 TimeUnit.SECONDS.toNanos(run.measureS()), TimeUnit.SECONDS.toNanos(30));
             final JsonNode lateness = stats(port).get("emission_lateness_us");
@@ -196,7 +310,8 @@ public final class ScaleBench
                 "(client), events/s %,.0f, server lateness over the run %s%s", result.completed(), result.errors(),
                 result.openAtEnd(), result.tokensPerSecond(), result.eventsPerSecond(), lateness,
                 result.errorKinds().isEmpty() ? "" : ", errors " + result.errorKinds()));
-            return new Row(run.contention(), name, run.streams(), result, lateness.get("p99").asLong());
+            return new Row(run.contention(), name, run.streams(), result, lateness.get("p99").asLong(),
+                loopCpu.get(), run.measureS());
         }
         finally
         {
