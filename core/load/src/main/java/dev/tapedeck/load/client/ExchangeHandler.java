@@ -65,14 +65,15 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
 
     /**
      * Send an exchange on this (idle, active) connection.
+     *
+     * @param writtenNs now ({@link System#nanoTime()}): when the request is written.
      */
-    void start(final Exchange next)
+    void start(final Exchange next, final long writtenNs)
     {
         exchange = next;
         status = 0;
         sse = false;
         pending.clear();
-        final long writtenNs = System.nanoTime();
         next.writtenNs = writtenNs;
         next.handler = this;
         lane.timeouts().add(next);
@@ -337,13 +338,14 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
             finish(ended.hopKind("no_kv_transfer_params"), keepAlive);
             return;
         }
-        ended.onPrefilled(body, (int)(params >>> 32), (int)params, System.nanoTime(), ctx.alloc());
+        final long prefilledNs = System.nanoTime();
+        ended.onPrefilled(body, (int)(params >>> 32), (int)params, prefilledNs, ctx.alloc());
         exchange = null;
         lane.timeouts().remove(ended);
         pending.clear();
         if (keepAlive && ctx.channel().isActive())
         {
-            lane.release(this);
+            lane.release(this, prefilledNs);
         }
         else
         {
@@ -424,7 +426,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         ended.listener.onFinished(ended, endNs, errorKind);
         if (reuse && ctx.channel().isActive())
         {
-            lane.release(this);
+            lane.release(this, endNs);
         }
         else
         {

@@ -261,10 +261,10 @@ final class Lane
                 handler.close();
                 continue;
             }
-            handler.start(exchange);
+            handler.start(exchange, nowNs);
             return;
         }
-        connect(opened -> opened.start(exchange), () ->
+        connect(opened -> opened.start(exchange, System.nanoTime()), () ->
         {
             exchange.release();
             exchange.listener.onFinished(exchange, System.nanoTime(), exchange.hopKind("connect_failed"));
@@ -314,7 +314,7 @@ final class Lane
                 }
                 connect(handler ->
                 {
-                    release(handler);
+                    release(handler, System.nanoTime());
                     opened.countDown();
                 }, opened::countDown);
             }
@@ -363,14 +363,16 @@ final class Lane
 
     /**
      * Park an idle connection for the next exchange (the most recently used is taken first).
+     *
+     * @param nowNs now ({@link System#nanoTime()}): when it became idle.
      */
-    void release(final ExchangeHandler handler)
+    void release(final ExchangeHandler handler, final long nowNs)
     {
         if (closing)
         {
             return;
         }
-        handler.idleSinceNs = System.nanoTime();
+        handler.idleSinceNs = nowNs;
         idle.addFirst(handler);
     }
 
