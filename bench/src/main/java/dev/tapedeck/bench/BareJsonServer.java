@@ -2,27 +2,18 @@ package dev.tapedeck.bench;
 
 import java.nio.charset.StandardCharsets;
 
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
-
-import dev.tapedeck.net.Transport;
 
 /**
  * A target for comparing HTTP clients, not servers: a bare Netty server on one event loop that answers every request
@@ -52,24 +43,8 @@ public final class BareJsonServer
      */
     public static void main(final String[] args) throws Exception
     {
-        final Transport transport = Transport.select(args.length > 1 ? args[1] : "auto");
-        final MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, transport.ioHandlerFactory());
         final ByteBuf body = Unpooled.unreleasableBuffer(Unpooled.directBuffer(BODY.length).writeBytes(BODY));
-        final Answer answer = new Answer(body);
-        new ServerBootstrap().group(group)
-            .channel(transport.serverChannel())
-            .option(ChannelOption.SO_BACKLOG, 4096)
-            .childOption(ChannelOption.TCP_NODELAY, true)
-            .childHandler(new ChannelInitializer<SocketChannel>()
-            {
-                @Override
-                protected void initChannel(final SocketChannel channel)
-                {
-                    channel.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(1 << 20), answer);
-                }
-            })
-            .bind("127.0.0.1", Integer.parseInt(args[0])).sync();
-        System.out.println("bare JSON server on 127.0.0.1:" + args[0] + " (" + transport.cliName() + ")");
+        BareSseServer.listen("JSON", Integer.parseInt(args[0]), args.length > 1 ? args[1] : "auto", new Answer(body));
     }
 
     /** Answers every request with the fixed completion; stateless, shared by every connection. */

@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -89,10 +90,32 @@ public final class BareSseServer
     {
         final BareSseServer server = new BareSseServer(Long.parseLong(args[1]) * 1_000_000L,
             Long.parseLong(args[2]) * 1_000_000L, Integer.parseInt(args[3]));
-        final Transport transport = Transport.select(args.length > 4 ? args[4] : "auto");
-        final MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, transport.ioHandlerFactory());
-        server.loop = group.next();
-        new ServerBootstrap().group(server.loop, server.loop)
+        server.loop = listen("SSE", Integer.parseInt(args[0]), args.length > 4 ? args[4] : "auto",
+            server.new Handler());
+        server.loop.execute(() ->
+        {
+            server.nextStepNs = System.nanoTime() + server.itlNs;
+            server.loop.schedule(server.stepTask, server.itlNs, TimeUnit.NANOSECONDS);
+        });
+    }
+
+    /**
+     * Start a bare server of the scale benchmarks: one event loop listening on 127.0.0.1, each connection's pipeline
+     * the HTTP codec (named {@code http}), an aggregator of whole requests and {@code handler}.
+     *
+     * @param kind what the server answers, for its start-up line.
+     * @param port port to bind.
+     * @param transportName Netty transport ({@link Transport#select}).
+     * @param handler the last handler of every connection (shared by them all: {@link ChannelHandler.Sharable}).
+     * @return the server's event loop.
+     * @throws InterruptedException when interrupted while binding.
+     */
+    static EventLoop listen(final String kind, final int port, final String transportName,
+        final ChannelHandler handler) throws InterruptedException
+    {
+        final Transport transport = Transport.select(transportName);
+        final EventLoop loop = new MultiThreadIoEventLoopGroup(1, transport.ioHandlerFactory()).next();
+        new ServerBootstrap().group(loop, loop)
             .channel(transport.serverChannel())
             .option(ChannelOption.SO_BACKLOG, 4096)
             .childOption(ChannelOption.TCP_NODELAY, true)
@@ -103,16 +126,12 @@ public final class BareSseServer
                 {
                     channel.pipeline().addLast("http", new HttpServerCodec())
                         .addLast(new HttpObjectAggregator(1 << 20))
-                        .addLast(server.new Handler());
+                        .addLast(handler);
                 }
             })
-            .bind("127.0.0.1", Integer.parseInt(args[0])).sync();
-        System.out.println("bare SSE server on 127.0.0.1:" + args[0] + " (" + transport.cliName() + ")");
-        server.loop.execute(() ->
-        {
-            server.nextStepNs = System.nanoTime() + server.itlNs;
-            server.loop.schedule(server.stepTask, server.itlNs, TimeUnit.NANOSECONDS);
-        });
+            .bind("127.0.0.1", port).sync();
+        System.out.println("bare " + kind + " server on 127.0.0.1:" + port + " (" + transport.cliName() + ")");
+        return loop;
     }
 
     private void step()
@@ -151,6 +170,8 @@ public final class BareSseServer
         loop.schedule(stepTask, Math.max(0, nextStepNs - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
+    /** Starts a stream per request; keeps nothing of its own, so one serves every connection. */
+    @ChannelHandler.Sharable
     private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest>
     {
         @Override
