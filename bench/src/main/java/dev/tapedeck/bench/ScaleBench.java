@@ -132,12 +132,20 @@ public final class ScaleBench
                     final int barePort = port++;
                     // rows stay in pairs (tapedeck, ceiling); the order they run in alternates by round (ABBA), so
                     // that whatever the box does over time does not always favour the server measured second
-                    final Row first = 0 == round % 2 ? measure("tapedeck serve", tapedeck, tapedeckPort, run) :
-                        measure("bare Netty (ceiling)", bare, barePort, run);
-                    final Row second = 0 == round % 2 ? measure("bare Netty (ceiling)", bare, barePort, run) :
-                        measure("tapedeck serve", tapedeck, tapedeckPort, run);
-                    rows.add(0 == round % 2 ? first : second);
-                    rows.add(0 == round % 2 ? second : first);
+                    final Row tapedeckRow;
+                    final Row bareRow;
+                    if (0 == round % 2)
+                    {
+                        tapedeckRow = measure("tapedeck serve", tapedeck, tapedeckPort, run);
+                        bareRow = measure("bare Netty (ceiling)", bare, barePort, run);
+                    }
+                    else
+                    {
+                        bareRow = measure("bare Netty (ceiling)", bare, barePort, run);
+                        tapedeckRow = measure("tapedeck serve", tapedeck, tapedeckPort, run);
+                    }
+                    rows.add(tapedeckRow);
+                    rows.add(bareRow);
                 }
             }
         }
