@@ -57,7 +57,9 @@ final class BrokenServer implements AutoCloseable
         /** HTTP 429 with an OpenAI error body. */
         HTTP_429,
         /** A valid chunk every {@code delayMs}, never ending. */
-        SLOW_DRIP
+        SLOW_DRIP,
+        /** A response head whose {@code Content-Length} is not a number. */
+        MALFORMED_HTTP
     }
 
     /** Chunks of a {@link Behaviour#STREAM} response. */
@@ -163,6 +165,9 @@ final class BrokenServer implements AutoCloseable
                     }
                     ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
                 }
+                case MALFORMED_HTTP -> // written below the codec, which would not send this head
+                    ctx.pipeline().context(HttpServerCodec.class).writeAndFlush(Unpooled.copiedBuffer(
+                        "HTTP/1.1 200 OK\r\nContent-Length: twelve\r\n\r\n{}", StandardCharsets.US_ASCII));
                 case STREAM, SLOW_DRIP ->
                 {
                     ctx.writeAndFlush(sseHeaders());

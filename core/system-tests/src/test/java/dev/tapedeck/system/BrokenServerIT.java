@@ -89,6 +89,15 @@ class BrokenServerIT
     }
 
     @Test
+    void shouldCountAResponseThatCannotBeFramedAsMalformedHttp() throws Exception
+    {
+        try (BrokenServer server = new BrokenServer(BrokenServer.Behaviour.MALFORMED_HTTP, 0))
+        {
+            assertOnly(load(server.port(), closedLoop()), "malformed_http", 6);
+        }
+    }
+
+    @Test
     void shouldTimeOutAStalledStream() throws Exception
     {
         try (BrokenServer server = new BrokenServer(BrokenServer.Behaviour.STALL, 0))

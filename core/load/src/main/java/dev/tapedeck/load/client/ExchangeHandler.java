@@ -5,13 +5,6 @@ import java.io.IOException;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.handler.codec.DecoderResult;
-import io.netty.handler.codec.http.HttpClientCodec;
-import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpObject;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.LastHttpContent;
 
 /**
  * The client side of one keep-alive connection: runs one exchange at a time, reads its response (SSE events line by
@@ -24,9 +17,12 @@ import io.netty.handler.codec.http.LastHttpContent;
  * on that hop ends the exchange with the kind prefixed {@code prefill_} ({@code prefill_http_500},
  * {@code prefill_no_kv_transfer_params}).
  * <p>
+ * The request goes out as bytes (a head encoded once per path, then the body); the response is read by a
+ * {@link ResponseParser}, which hands over the status, the connection's reuse, and the body's bytes.
+ * <p>
  * Confined to the connection's event loop.
  */
-final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
+final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> implements ResponseParser.Sink
 {
     private static final int MAX_LINE_BYTES = 8 * 1024 * 1024;
     private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -35,7 +31,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
 
     private final Lane lane;
     private ChannelHandlerContext ctx;
-    private ChannelHandlerContext codec;
+    private ResponseParser parser;
     private Exchange exchange;
     private ByteBuf pending;
     private int status;
@@ -53,13 +49,14 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     public void handlerAdded(final ChannelHandlerContext context)
     {
         ctx = context;
-        codec = context.pipeline().context(HttpClientCodec.class);
+        parser = new ResponseParser(this, context.alloc());
         pending = context.alloc().heapBuffer(1024);
     }
 
     @Override
     public void handlerRemoved(final ChannelHandlerContext context)
     {
+        parser.release();
         pending.release();
     }
 
@@ -83,8 +80,8 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         }
         final ByteBuf body = next.toSend;
         next.toSend = null; // Netty's now: released once written, or when the write fails
-        // the request as raw bytes below the codec (its encoder would build a request object and a header map per
-        // request); its decoder still reads the response. A failed write reaches exceptionCaught.
+        // the request as bytes (an encoder would build a request object and a header map per request); a failed
+        // write reaches exceptionCaught
         final int bodyBytes = body.readableBytes();
         final boolean stream = next.stream && !next.prefilling;
         if (bodyBytes <= ONE_BUFFER_BODY_BYTES)
@@ -92,12 +89,12 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
             // one buffer, one send: a small body is cheaper to copy behind the head than to write as a second buffer
             final ByteBuf request = lane.head(next.path, stream, bodyBytes, bodyBytes, ctx.alloc()).writeBytes(body);
             body.release();
-            codec.writeAndFlush(request, codec.voidPromise());
+            ctx.writeAndFlush(request, ctx.voidPromise());
         }
         else
         {
-            codec.write(lane.head(next.path, stream, bodyBytes, 0, ctx.alloc()), codec.voidPromise());
-            codec.writeAndFlush(body, codec.voidPromise());
+            ctx.write(lane.head(next.path, stream, bodyBytes, 0, ctx.alloc()), ctx.voidPromise());
+            ctx.writeAndFlush(body, ctx.voidPromise());
         }
     }
 
@@ -119,72 +116,83 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     }
 
     @Override
-    protected void channelRead0(final ChannelHandlerContext context, final HttpObject msg)
+    protected void channelRead0(final ChannelHandlerContext context, final ByteBuf bytes)
+    {
+        parser.read(bytes);
+    }
+
+    @Override
+    public void onHead(final int status, final boolean keepAlive, final boolean eventStream)
     {
         if (null == exchange)
         {
             return; // a response after the exchange ended (e.g. after a timeout): the connection is closing
         }
-        final DecoderResult result = msg.decoderResult();
-        if (result.isFailure())
+        this.status = status;
+        this.keepAlive = keepAlive;
+        sse = eventStream && !exchange.prefilling;
+    }
+
+    @Override
+    public void onMalformed()
+    {
+        if (null != exchange)
         {
             fail("malformed_http");
-            return;
-        }
-        if (msg instanceof HttpResponse response)
-        {
-            status = response.status().code();
-            keepAlive = HttpUtil.isKeepAlive(response);
-            final String type = response.headers().get("content-type");
-            sse = null != type && type.startsWith("text/event-stream") && !exchange.prefilling;
-        }
-        if (msg instanceof HttpContent content)
-        {
-            onContent(content.content());
-            if (null != exchange && msg instanceof LastHttpContent)
-            {
-                onEnd();
-            }
         }
     }
 
-    private void onContent(final ByteBuf bytes)
+    @Override
+    public void onEnd()
     {
+        if (null != exchange)
+        {
+            onResponseEnd();
+        }
+    }
+
+    @Override
+    public void onBody(final ByteBuf bytes, final int from, final int to)
+    {
+        if (null == exchange)
+        {
+            return;
+        }
         if (200 != status || !sse)
         {
-            if (pending.readableBytes() + bytes.readableBytes() > MAX_BODY_BYTES)
+            if (pending.readableBytes() + to - from > MAX_BODY_BYTES)
             {
                 fail("body_too_large");
                 return;
             }
-            pending.writeBytes(bytes);
+            pending.writeBytes(bytes, from, to - from);
             return;
         }
         final long nowNs = System.nanoTime();
-        while (bytes.isReadable() && null != exchange)
+        for (int index = from; index < to && null != exchange; )
         {
-            final int newline = bytes.indexOf(bytes.readerIndex(), bytes.writerIndex(), (byte)'\n');
+            final int newline = bytes.indexOf(index, to, (byte)'\n');
             if (newline < 0)
             {
-                if (pending.readableBytes() + bytes.readableBytes() > MAX_LINE_BYTES)
+                if (pending.readableBytes() + to - index > MAX_LINE_BYTES)
                 {
                     fail("malformed_sse");
                     return;
                 }
-                pending.writeBytes(bytes);
+                pending.writeBytes(bytes, index, to - index);
                 return;
             }
             if (pending.isReadable())
             {
-                pending.writeBytes(bytes, bytes.readerIndex(), newline - bytes.readerIndex());
+                pending.writeBytes(bytes, index, newline - index);
                 onLine(pending, pending.readerIndex(), pending.writerIndex(), nowNs);
                 pending.clear();
             }
             else
             {
-                onLine(bytes, bytes.readerIndex(), newline, nowNs);
+                onLine(bytes, index, newline, nowNs);
             }
-            bytes.readerIndex(newline + 1);
+            index = newline + 1;
         }
     }
 
@@ -255,7 +263,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         }
     }
 
-    private void onEnd()
+    private void onResponseEnd()
     {
         final Exchange ended = exchange;
         if (200 != status)
@@ -382,6 +390,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
     @Override
     public void channelInactive(final ChannelHandlerContext context)
     {
+        parser.closed(); // a body that runs until the close has ended
         if (null != exchange)
         {
             fail(0 == status ? "connection_closed" : "connection_reset");
@@ -430,6 +439,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<HttpObject>
         }
         else
         {
+            parser.stop(); // nothing more is read from a connection that is closing
             ctx.close();
         }
     }

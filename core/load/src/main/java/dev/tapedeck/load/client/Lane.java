@@ -17,7 +17,6 @@ import io.netty.channel.EventLoop;
 import io.netty.handler.ssl.SslContext;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -110,8 +109,7 @@ final class Lane
                 {
                     channel.pipeline().addLast(tls.newHandler(channel.alloc(), server.host(), server.port()));
                 }
-                channel.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 1 << 20),
-                    new ExchangeHandler(Lane.this));
+                channel.pipeline().addLast(new ExchangeHandler(Lane.this));
             }
         });
     }

@@ -1,0 +1,451 @@
+package dev.tapedeck.load.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+
+/**
+ * Reads HTTP/1.1 responses from a connection's bytes as they arrive, keeping only what the load client uses: the
+ * status, whether the connection stays open, whether the body is an event stream, and the body's bytes (framed by
+ * {@code Content-Length}, by chunks, or by the connection's close). No response object, header map or content
+ * object is made per response, and a head that arrives in one read is parsed where it lies: Netty's HTTP decoder did
+ * all three and was the largest part of the client's own time per request.
+ * <p>
+ * Interim responses ({@code 1xx}) are skipped; {@code 204} and {@code 304} have no body. A response the parser
+ * cannot frame (a bad status line, a {@code Content-Length} that is not a number or differs between two headers,
+ * a bad chunk size, a head over {@link #MAX_HEAD_BYTES}) is reported once and nothing more is read.
+ * <p>
+ * Confined to the connection's event loop. Allocates nothing per response: a line split across reads is gathered
+ * in one buffer kept for the connection.
+ */
+final class ResponseParser
+{
+    /** A response's status line and headers may take this many bytes. */
+    static final int MAX_HEAD_BYTES = 64 * 1024;
+    /** A chunk-size line or trailer may take this many bytes. */
+    private static final int MAX_LINE_BYTES = 8 * 1024;
+
+    /** What the parser found. Each call may close the connection; the parser then reads nothing more. */
+    interface Sink
+    {
+        /**
+         * @param status the status code.
+         * @param keepAlive the connection may carry another exchange once this response ended.
+         * @param eventStream the body is {@code text/event-stream}.
+         */
+        void onHead(int status, boolean keepAlive, boolean eventStream);
+
+        /** Body bytes {@code [from, to)} of {@code buf}, valid during the call only. */
+        void onBody(ByteBuf buf, int from, int to);
+
+        void onEnd();
+
+        /** The response cannot be read (see the class comment). */
+        void onMalformed();
+    }
+
+    private enum State
+    {
+        HEAD, BODY_LENGTH, CHUNK_SIZE, CHUNK_DATA, CHUNK_END, TRAILERS, BODY_UNTIL_CLOSE, FAILED
+    }
+
+    private final Sink sink;
+    /** A line begun in one read and ended in a later one. */
+    private final ByteBuf partial;
+    private State state = State.HEAD;
+    private int headBytes;
+    private boolean statusRead;
+    private int status;
+    private boolean keepAlive;
+    private boolean eventStream;
+    private boolean chunked;
+    private long contentLength;
+    /** Body or chunk bytes still to come. */
+    private long remaining;
+
+    ResponseParser(final Sink sink, final ByteBufAllocator allocator)
+    {
+        this.sink = sink;
+        this.partial = allocator.heapBuffer(256);
+        startHead();
+    }
+
+    /**
+     * Free the parser's buffer (the connection is gone).
+     */
+    void release()
+    {
+        partial.release();
+    }
+
+    /**
+     * Stop reading: the connection is closing (its exchange failed).
+     */
+    void stop()
+    {
+        state = State.FAILED;
+    }
+
+    /**
+     * Parse every readable byte of {@code in} (its reader index is not moved).
+     */
+    void read(final ByteBuf in)
+    {
+        int index = in.readerIndex();
+        final int end = in.writerIndex();
+        while (index < end && State.FAILED != state)
+        {
+            switch (state)
+            {
+                case BODY_LENGTH, CHUNK_DATA ->
+                {
+                    final int take = (int)Math.min(remaining, end - index);
+                    remaining -= take;
+                    final boolean bodyEnds = 0 == remaining && State.BODY_LENGTH == state;
+                    if (0 == remaining)
+                    {
+                        state = bodyEnds ? State.HEAD : State.CHUNK_END;
+                    }
+                    sink.onBody(in, index, index + take);
+                    index += take;
+                    if (bodyEnds && State.FAILED != state)
+                    {
+                        sink.onEnd();
+                    }
+                }
+                case BODY_UNTIL_CLOSE ->
+                {
+                    sink.onBody(in, index, end);
+                    index = end;
+                }
+                default -> index = readLine(in, index, end);
+            }
+        }
+    }
+
+    /**
+     * The connection closed: a body that runs until the close has ended.
+     */
+    void closed()
+    {
+        if (State.BODY_UNTIL_CLOSE == state)
+        {
+            state = State.HEAD;
+            sink.onEnd();
+        }
+    }
+
+    /** @return where the next byte to parse is: past the line, when it ended in this read. */
+    private int readLine(final ByteBuf in, final int from, final int end)
+    {
+        final int newline = in.indexOf(from, end, (byte)'\n');
+        final int lineEnd = newline < 0 ? end : newline;
+        final int limit = State.HEAD == state ? MAX_HEAD_BYTES - headBytes : MAX_LINE_BYTES;
+        if (partial.readableBytes() + lineEnd - from > limit)
+        {
+            fail();
+            return end;
+        }
+        if (newline < 0)
+        {
+            partial.writeBytes(in, from, end - from);
+            return end;
+        }
+        if (partial.isReadable())
+        {
+            partial.writeBytes(in, from, newline - from);
+            line(partial, partial.readerIndex(), partial.writerIndex());
+            partial.clear();
+        }
+        else
+        {
+            line(in, from, newline);
+        }
+        return newline + 1;
+    }
+
+    /** One line of a head, a chunk size, a chunk's end or a trailer, {@code [from, to)} without its {@code \n}. */
+    private void line(final ByteBuf buf, final int from, final int toExclusive)
+    {
+        final int to = toExclusive > from && '\r' == buf.getByte(toExclusive - 1) ? toExclusive - 1 : toExclusive;
+        switch (state)
+        {
+            case HEAD -> headLine(buf, from, to, toExclusive - from + 1);
+            case CHUNK_SIZE -> chunkSize(buf, from, to);
+            case CHUNK_END ->
+            {
+                if (to != from)
+                {
+                    fail();
+                    return;
+                }
+                state = State.CHUNK_SIZE;
+            }
+            case TRAILERS ->
+            {
+                if (to == from)
+                {
+                    state = State.HEAD;
+                    sink.onEnd();
+                }
+            }
+            default -> throw new IllegalStateException(state.name());
+        }
+    }
+
+    private void headLine(final ByteBuf buf, final int from, final int to, final int lineBytes)
+    {
+        headBytes += lineBytes;
+        if (!statusRead)
+        {
+            if (to == from)
+            {
+                headBytes = 0; // blank lines before a response are tolerated
+                return;
+            }
+            statusLine(buf, from, to);
+            return;
+        }
+        if (to == from)
+        {
+            headEnded();
+            return;
+        }
+        if (' ' == buf.getByte(from) || '\t' == buf.getByte(from))
+        {
+            return; // an obsolete folded continuation: of no header this client reads
+        }
+        final int colon = buf.indexOf(from, to, (byte)':');
+        if (colon <= from)
+        {
+            fail();
+            return;
+        }
+        header(buf, from, trimEnd(buf, from, colon), trimStart(buf, colon + 1, to), trimEnd(buf, colon + 1, to));
+    }
+
+    /** {@code HTTP/1.x SSS[ reason]}. */
+    private void statusLine(final ByteBuf buf, final int from, final int to)
+    {
+        final int minor = to - from < 12 ? -1 : buf.getByte(from + 7) - '0';
+        final long code = minor < 0 ? -1 : digits(buf, from + 9, from + 12);
+        if (code < 0 || minor > 9 || !ascii(buf, from, "HTTP/1.") || ' ' != buf.getByte(from + 8)
+            || (to > from + 12 && ' ' != buf.getByte(from + 12)))
+        {
+            fail();
+            return;
+        }
+        statusRead = true;
+        status = (int)code;
+        keepAlive = minor >= 1;
+    }
+
+    private void header(final ByteBuf buf, final int name, final int nameEnd, final int value, final int valueEnd)
+    {
+        switch (nameEnd - name)
+        {
+            case 10 ->
+            {
+                if (asciiIgnoreCase(buf, name, "connection"))
+                {
+                    if (contains(buf, value, valueEnd, "close"))
+                    {
+                        keepAlive = false;
+                    }
+                    else if (contains(buf, value, valueEnd, "keep-alive"))
+                    {
+                        keepAlive = true;
+                    }
+                }
+            }
+            case 12 -> eventStream |= asciiIgnoreCase(buf, name, "content-type") && valueEnd - value >= 17
+                && asciiIgnoreCase(buf, value, "text/event-stream");
+            case 14 ->
+            {
+                if (asciiIgnoreCase(buf, name, "content-length"))
+                {
+                    final long length = digits(buf, value, valueEnd);
+                    if (length < 0 || (contentLength >= 0 && length != contentLength))
+                    {
+                        fail();
+                        return;
+                    }
+                    contentLength = length;
+                }
+            }
+            case 17 -> chunked |= asciiIgnoreCase(buf, name, "transfer-encoding")
+                && contains(buf, value, valueEnd, "chunked");
+            default ->
+            {
+                // a header this client does not read
+            }
+        }
+    }
+
+    private void headEnded()
+    {
+        final int code = status;
+        final boolean interim = code >= 100 && code < 200;
+        final boolean bodyless = interim || 204 == code || 304 == code;
+        if (interim && 101 != code)
+        {
+            startHead(); // 100 Continue and friends: the response follows
+            return;
+        }
+        final boolean reuse = keepAlive;
+        final boolean stream = eventStream;
+        if (bodyless || (!chunked && 0 == contentLength))
+        {
+            startHead();
+            sink.onHead(code, reuse, stream);
+            if (State.FAILED != state)
+            {
+                sink.onEnd();
+            }
+            return;
+        }
+        if (chunked)
+        {
+            state = State.CHUNK_SIZE;
+        }
+        else if (contentLength > 0)
+        {
+            state = State.BODY_LENGTH;
+            remaining = contentLength;
+        }
+        else
+        {
+            state = State.BODY_UNTIL_CLOSE;
+        }
+        startHead();
+        sink.onHead(code, reuse && State.BODY_UNTIL_CLOSE != state, stream);
+    }
+
+    /** Ready for the next response's head (the body, if any, is still to be read). */
+    private void startHead()
+    {
+        headBytes = 0;
+        statusRead = false;
+        status = 0;
+        eventStream = false;
+        chunked = false;
+        contentLength = -1;
+    }
+
+    /** A chunk-size line: hex digits, then optional extensions after {@code ;}. */
+    private void chunkSize(final ByteBuf buf, final int from, final int to)
+    {
+        long size = 0;
+        int i = from;
+        for (; i < to; i++)
+        {
+            final int digit = Character.digit(buf.getByte(i), 16);
+            if (digit < 0)
+            {
+                break;
+            }
+            size = (size << 4) | digit;
+            if (size > Integer.MAX_VALUE)
+            {
+                fail();
+                return;
+            }
+        }
+        if (i == from || (i < to && ';' != buf.getByte(i) && ' ' != buf.getByte(i) && '\t' != buf.getByte(i)))
+        {
+            fail();
+            return;
+        }
+        if (0 == size)
+        {
+            state = State.TRAILERS;
+            return;
+        }
+        state = State.CHUNK_DATA;
+        remaining = size;
+    }
+
+    private void fail()
+    {
+        state = State.FAILED;
+        sink.onMalformed();
+    }
+
+    /** @return the decimal number {@code [from, to)}, or -1 if it is not one. */
+    private static long digits(final ByteBuf buf, final int from, final int to)
+    {
+        if (from == to || to - from > 18)
+        {
+            return -1;
+        }
+        long value = 0;
+        for (int i = from; i < to; i++)
+        {
+            final int digit = buf.getByte(i) - '0';
+            if (digit < 0 || digit > 9)
+            {
+                return -1;
+            }
+            value = value * 10 + digit;
+        }
+        return value;
+    }
+
+    private static int trimStart(final ByteBuf buf, final int from, final int to)
+    {
+        int i = from;
+        while (i < to && (' ' == buf.getByte(i) || '\t' == buf.getByte(i)))
+        {
+            i++;
+        }
+        return i;
+    }
+
+    private static int trimEnd(final ByteBuf buf, final int from, final int to)
+    {
+        int i = to;
+        while (i > from && (' ' == buf.getByte(i - 1) || '\t' == buf.getByte(i - 1)))
+        {
+            i--;
+        }
+        return i;
+    }
+
+    private static boolean ascii(final ByteBuf buf, final int from, final String text)
+    {
+        for (int i = 0; i < text.length(); i++)
+        {
+            if (text.charAt(i) != buf.getByte(from + i))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@code text} is lower-case ASCII; the bytes at {@code from} match it in any case. */
+    private static boolean asciiIgnoreCase(final ByteBuf buf, final int from, final String text)
+    {
+        for (int i = 0; i < text.length(); i++)
+        {
+            final int b = buf.getByte(from + i);
+            if (text.charAt(i) != (b >= 'A' && b <= 'Z' ? b + ('a' - 'A') : b))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return {@code [from, to)} holds {@code token} (lower-case ASCII), in any case. */
+    private static boolean contains(final ByteBuf buf, final int from, final int to, final String token)
+    {
+        for (int i = from; i + token.length() <= to; i++)
+        {
+            if (asciiIgnoreCase(buf, i, token))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+}
