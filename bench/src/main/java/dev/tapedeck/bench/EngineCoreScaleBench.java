@@ -30,23 +30,30 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
  * output PULL) drives one {@code play} engine with 256 long requests and counts the EngineCoreOutputs messages and
  * tokens it receives; then raw JeroMQ PUSH/PULL sends the same bytes (a 256-output message) as fast as it can: the
  * ceiling. Both receivers decode every message the same way (counting tokens). Prints messages/s and tokens/s, quiet
- * and, with competitor threads, again beside a {@link CpuCompetitor} pinned to the given CPUs; and, before the
- * requests arrive, the CPU time the idle engine's thread takes per second.
+ * and, with competitor threads, again beside a {@link CpuCompetitor} pinned to the given CPUs; the CPU the whole
+ * process (sender or engine, both sides' I/O threads, the receiver) and the sending thread spent per message over the
+ * window; and, before the requests arrive, the CPU time the idle engine's thread takes per second. With rounds above
+ * one, the pairs run in ABBA order (odd rounds measure the ceiling first) and the median ratio follows.
  * <p>
  * Usage: {@code java -cp benchmarks.jar dev.tapedeck.bench.EngineCoreScaleBench [seconds=10] [stepMicros=20]
- * [competitorThreads=0] [competitorCpus=0] [engines=1]} (engines: data-parallel engines sharing the 256 requests).
+ * [competitorThreads=0] [competitorCpus=0] [engines=1] [rounds=1]} (engines: data-parallel engines sharing the 256
+ * requests).
  */
 public final class EngineCoreScaleBench
 {
     private static final int RUNNING = 256;
     private static final int IDLE_SECONDS = 3;
+    private static final java.lang.management.ThreadMXBean THREADS =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+    private static final com.sun.management.OperatingSystemMXBean PROCESS =
+        (com.sun.management.OperatingSystemMXBean)java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
     private EngineCoreScaleBench()
     {
     }
 
     /**
-     * @param args seconds to measure, step duration in microseconds.
+     * @param args seconds to measure, step duration in microseconds, competitor threads, their CPUs, engines, rounds.
      * @throws Exception on failure.
      */
     public static void main(final String[] args) throws Exception
@@ -56,28 +63,47 @@ public final class EngineCoreScaleBench
         final int competitorThreads = args.length > 2 ? Integer.parseInt(args[2]) : 0;
         final String competitorCpus = args.length > 3 ? args[3] : "0";
         final int engines = args.length > 4 ? Integer.parseInt(args[4]) : 1;
-        final StringBuilder table = new StringBuilder(
-            "| contention | path | messages/s | tokens/s | bytes/message |\n|---|---|---:|---:|---:|\n");
+        final int rounds = args.length > 5 ? Integer.parseInt(args[5]) : 1;
+        final StringBuilder table = new StringBuilder("| round | contention | path | messages/s | tokens/s | " +
+            "bytes/message | process CPU per message | sending thread's CPU per message |\n" +
+            "|---:|---|---|---:|---:|---:|---:|---:|\n");
         final StringBuilder ratios = new StringBuilder();
         for (final int threads : competitorThreads > 0 ? new int[] {0, competitorThreads} : new int[] {0})
         {
             final String contention = CpuCompetitor.describe(threads, competitorCpus);
             final Process competitor = CpuCompetitor.start(threads, competitorCpus);
+            final double[] roundRatios = new double[rounds];
             try
             {
-                final double[] raw = raw(seconds);
-                final double[] play = play(seconds, stepMicros, engines);
-                table.append(String.format(Locale.ROOT,
-                    "| %s | tapedeck play (step %.0f us, %d running over %d engine(s)) | %,.0f | %,.0f | %,.0f |%n",
-                    contention, stepMicros, RUNNING, engines, play[0], play[1], play[2]));
-                table.append(String.format(Locale.ROOT, "| %s | raw JeroMQ PUSH/PULL, same bytes | %,.0f | %,.0f | " +
-                    "%,.0f |%n", contention, raw[0], raw[1], raw[2]));
-                ratios.append(String.format(Locale.ROOT, "%s: tapedeck delivers %.2fx the ceiling's tokens/s; an " +
-                    "idle engine thread uses %.1f ms of CPU per second%n", contention, play[1] / raw[1], play[3]));
+                for (int round = 1; round <= rounds; round++)
+                {
+                    // ABBA: odd rounds measure the ceiling first, even rounds play first
+                    final double[] raw = 1 == round % 2 ? raw(seconds) : null;
+                    final double[] play = play(seconds, stepMicros, engines);
+                    final double[] ceiling = null != raw ? raw : raw(seconds);
+                    table.append(String.format(Locale.ROOT, "| %d | %s | tapedeck play (step %.0f us, %d running " +
+                        "over %d engine(s)) | %,.0f | %,.0f | %,.0f | %.1f us | %.1f us |%n", round, contention,
+                        stepMicros, RUNNING, engines, play[0], play[1], play[2], play[4], play[5]));
+                    table.append(String.format(Locale.ROOT, "| %d | %s | raw JeroMQ PUSH/PULL, same bytes | %,.0f | " +
+                        "%,.0f | %,.0f | %.1f us | %.1f us |%n", round, contention, ceiling[0], ceiling[1], ceiling[2],
+                        ceiling[4], ceiling[5]));
+                    roundRatios[round - 1] = play[1] / ceiling[1];
+                    ratios.append(String.format(Locale.ROOT, "%s, round %d: tapedeck delivers %.2fx the ceiling's " +
+                        "tokens/s; an idle engine thread uses %.1f ms of CPU per second%n", contention, round,
+                        roundRatios[round - 1], play[3]));
+                }
             }
             finally
             {
                 CpuCompetitor.stop(competitor);
+            }
+            if (rounds > 1)
+            {
+                java.util.Arrays.sort(roundRatios);
+                ratios.append(String.format(Locale.ROOT, "%s: median of %d rounds %.2fx (%.2f-%.2fx)%n", contention,
+                    rounds, rounds % 2 == 1 ? roundRatios[rounds / 2] :
+                    (roundRatios[rounds / 2 - 1] + roundRatios[rounds / 2]) / 2, roundRatios[0],
+                    roundRatios[rounds - 1]));
             }
         }
         System.out.println();
@@ -133,10 +159,14 @@ public final class EngineCoreScaleBench
             final MsgPackReader reader = new MsgPackReader();
             countFor(pull, reader, 2, new AtomicLong());
             final AtomicLong tokens = new AtomicLong();
+            final long[] cpuBefore = cpuNs(new long[] {sender.getId()});
             final long[] counts = countFor(pull, reader, seconds, tokens);
+            final long[] cpuAfter = cpuNs(new long[] {sender.getId()});
             running.set(false);
             sender.join();
-            return new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds, message.length};
+            return new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds, message.length, 0,
+                perMessageUs(cpuAfter[0] - cpuBefore[0], counts[0]),
+                perMessageUs(cpuAfter[1] - cpuBefore[1], counts[0])};
         }
     }
 
@@ -189,33 +219,56 @@ public final class EngineCoreScaleBench
             final MsgPackReader reader = new MsgPackReader();
             countFor(output, reader, 2, new AtomicLong());
             final AtomicLong tokens = new AtomicLong();
+            final long[] engineThreads = engineThreadIds();
+            final long[] cpuBefore = cpuNs(engineThreads);
             final long[] counts = countFor(output, reader, seconds, tokens);
+            final long[] cpuAfter = cpuNs(engineThreads);
             server.shutdown(0);
             return new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds,
-                counts[1] / (double)Math.max(counts[0], 1), idleCpuMsPerS};
+                counts[1] / (double)Math.max(counts[0], 1), idleCpuMsPerS,
+                perMessageUs(cpuAfter[0] - cpuBefore[0], counts[0]),
+                perMessageUs(cpuAfter[1] - cpuBefore[1], counts[0])};
         }
     }
 
     /**
-     * @return the CPU time the engine thread spends per second of wall time while it has no request: what an idle
+     * @return the CPU time the engine threads spend per second of wall time while they have no request: what an idle
      *     engine costs the cores it shares.
      */
     private static double idleEngineCpu(final int seconds) throws InterruptedException
     {
-        final java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-        long engineThread = -1;
-        for (final java.lang.management.ThreadInfo info : threads.dumpAllThreads(false, false))
-        {
-            if (info.getThreadName().startsWith("tapedeck-engine-"))
-            {
-                engineThread = info.getThreadId();
-            }
-        }
+        final long[] engineThreads = engineThreadIds();
         Thread.sleep(500); // past the idle strategy's spinning and yielding
-        final long startCpuNs = threads.getThreadCpuTime(engineThread);
+        final long startCpuNs = cpuNs(engineThreads)[1];
         final long startNs = System.nanoTime();
         Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
-        return (threads.getThreadCpuTime(engineThread) - startCpuNs) / 1e6 / ((System.nanoTime() - startNs) / 1e9);
+        return (cpuNs(engineThreads)[1] - startCpuNs) / 1e6 / ((System.nanoTime() - startNs) / 1e9);
+    }
+
+    private static long[] engineThreadIds()
+    {
+        return java.util.Arrays.stream(THREADS.dumpAllThreads(false, false))
+            .filter(info -> info.getThreadName().startsWith("tapedeck-engine-"))
+            .mapToLong(java.lang.management.ThreadInfo::getThreadId).toArray();
+    }
+
+    /**
+     * @return the process's CPU time (every thread of this JVM: sender or engine, both contexts' I/O threads, the
+     *     receiver), and the CPU time of {@code threads}, in nanoseconds.
+     */
+    private static long[] cpuNs(final long[] threads)
+    {
+        long threadsNs = 0;
+        for (final long thread : threads)
+        {
+            threadsNs += THREADS.getThreadCpuTime(thread);
+        }
+        return new long[] {PROCESS.getProcessCpuTime(), threadsNs};
+    }
+
+    private static double perMessageUs(final long cpuNs, final long messages)
+    {
+        return cpuNs / 1e3 / Math.max(1, messages);
     }
 
     private static long[] countFor(final ZMQ.Socket output, final MsgPackReader reader, final int seconds,
