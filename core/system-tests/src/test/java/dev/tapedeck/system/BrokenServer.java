@@ -59,7 +59,9 @@ final class BrokenServer implements AutoCloseable
         /** A valid chunk every {@code delayMs}, never ending. */
         SLOW_DRIP,
         /** A response head whose {@code Content-Length} is not a number. */
-        MALFORMED_HTTP
+        MALFORMED_HTTP,
+        /** A valid {@link #STREAM}, its end followed in the same write by bytes that are not HTTP. */
+        GARBAGE_AFTER_STREAM
     }
 
     /** Chunks of a {@link Behaviour#STREAM} response. */
@@ -168,7 +170,7 @@ final class BrokenServer implements AutoCloseable
                 case MALFORMED_HTTP -> // written below the codec, which would not send this head
                     ctx.pipeline().context(HttpServerCodec.class).writeAndFlush(Unpooled.copiedBuffer(
                         "HTTP/1.1 200 OK\r\nContent-Length: twelve\r\n\r\n{}", StandardCharsets.US_ASCII));
-                case STREAM, SLOW_DRIP ->
+                case STREAM, SLOW_DRIP, GARBAGE_AFTER_STREAM ->
                 {
                     ctx.writeAndFlush(sseHeaders());
                     drip(ctx, 0);
@@ -186,11 +188,17 @@ final class BrokenServer implements AutoCloseable
                     return;
                 }
                 ctx.writeAndFlush(content(chunk(index)));
-                if (Behaviour.STREAM == behaviour && index + 1 == TOKENS)
+                if (Behaviour.SLOW_DRIP != behaviour && index + 1 == TOKENS)
                 {
                     done();
                     ctx.writeAndFlush(content("data: [DONE]\n\n"));
-                    ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                    ctx.write(LastHttpContent.EMPTY_LAST_CONTENT);
+                    if (Behaviour.GARBAGE_AFTER_STREAM == behaviour)
+                    {
+                        ctx.pipeline().context(HttpServerCodec.class).write(
+                            Unpooled.copiedBuffer("garbage\r\n\r\n", StandardCharsets.US_ASCII));
+                    }
+                    ctx.flush(); // the stream's end and the garbage in one write
                 }
                 else
                 {

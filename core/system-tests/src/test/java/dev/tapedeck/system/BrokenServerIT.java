@@ -97,6 +97,22 @@ class BrokenServerIT
         }
     }
 
+    /**
+     * Bytes that are not HTTP after a complete response, read while no exchange runs on the connection: the
+     * connection is closed, not parked for the next request (which would wait for an answer no parser reads).
+     */
+    @Test
+    void shouldNotReuseAConnectionThatReceivedGarbageWhileIdle() throws Exception
+    {
+        try (BrokenServer server = new BrokenServer(BrokenServer.Behaviour.GARBAGE_AFTER_STREAM, 1))
+        {
+            final JsonNode point = load(server.port(), "--concurrency", "1", "--max-requests", "4",
+                "--request-timeout", "2s", "--ignore-eos");
+            assertEquals(Map.of(), errors(point), "requests: " + point.path("requests"));
+            assertEquals(4, point.path("requests").path("completed").asLong());
+        }
+    }
+
     @Test
     void shouldTimeOutAStalledStream() throws Exception
     {

@@ -140,6 +140,10 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
         {
             fail("malformed_http");
         }
+        else
+        {
+            ctx.close(); // garbage on an idle connection: it reads nothing more, so no exchange may use it
+        }
     }
 
     @Override
