@@ -60,8 +60,10 @@ final class BrokenServer implements AutoCloseable
         SLOW_DRIP,
         /** A response head whose {@code Content-Length} is not a number. */
         MALFORMED_HTTP,
-        /** A valid {@link #STREAM}, its end followed in the same write by bytes that are not HTTP. */
-        GARBAGE_AFTER_STREAM
+        /** A valid {@link #STREAM}, its end followed in the same write by a line that is not HTTP. */
+        GARBAGE_AFTER_STREAM,
+        /** A valid {@link #STREAM}, its end followed in the same write by the start of a status line, never ended. */
+        PARTIAL_AFTER_STREAM
     }
 
     /** Chunks of a {@link Behaviour#STREAM} response. */
@@ -170,7 +172,7 @@ final class BrokenServer implements AutoCloseable
                 case MALFORMED_HTTP -> // written below the codec, which would not send this head
                     ctx.pipeline().context(HttpServerCodec.class).writeAndFlush(Unpooled.copiedBuffer(
                         "HTTP/1.1 200 OK\r\nContent-Length: twelve\r\n\r\n{}", StandardCharsets.US_ASCII));
-                case STREAM, SLOW_DRIP, GARBAGE_AFTER_STREAM ->
+                case STREAM, SLOW_DRIP, GARBAGE_AFTER_STREAM, PARTIAL_AFTER_STREAM ->
                 {
                     ctx.writeAndFlush(sseHeaders());
                     drip(ctx, 0);
@@ -192,13 +194,17 @@ final class BrokenServer implements AutoCloseable
                 {
                     done();
                     ctx.writeAndFlush(content("data: [DONE]\n\n"));
-                    ctx.write(LastHttpContent.EMPTY_LAST_CONTENT);
-                    if (Behaviour.GARBAGE_AFTER_STREAM == behaviour)
+                    if (Behaviour.GARBAGE_AFTER_STREAM == behaviour || Behaviour.PARTIAL_AFTER_STREAM == behaviour)
                     {
-                        ctx.pipeline().context(HttpServerCodec.class).write(
-                            Unpooled.copiedBuffer("garbage\r\n\r\n", StandardCharsets.US_ASCII));
+                        // the last chunk and what follows in one buffer, below the codec: one write, one read
+                        ctx.pipeline().context(HttpServerCodec.class).writeAndFlush(Unpooled.copiedBuffer("0\r\n\r\n" +
+                            (Behaviour.GARBAGE_AFTER_STREAM == behaviour ? "garbage\r\n\r\n" : "HTTP/1.1 2"),
+                            StandardCharsets.US_ASCII));
                     }
-                    ctx.flush(); // the stream's end and the garbage in one write
+                    else
+                    {
+                        ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                    }
                 }
                 else
                 {

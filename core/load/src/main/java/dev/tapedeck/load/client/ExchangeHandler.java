@@ -119,6 +119,19 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
     protected void channelRead0(final ChannelHandlerContext context, final ByteBuf bytes)
     {
         parser.read(bytes);
+        if (null == exchange && !parser.atResponseStart())
+        {
+            unasked(); // bytes after the response ended, of no response this connection waits for
+        }
+    }
+
+    /**
+     * The server sent what no request asked for: the connection is out of step, and no exchange may use it.
+     */
+    private void unasked()
+    {
+        parser.stop();
+        ctx.close();
     }
 
     @Override
@@ -126,7 +139,8 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
     {
         if (null == exchange)
         {
-            return; // a response after the exchange ended (e.g. after a timeout): the connection is closing
+            unasked(); // a response while no exchange runs
+            return;
         }
         this.status = status;
         this.keepAlive = keepAlive;
@@ -142,7 +156,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
         }
         else
         {
-            ctx.close(); // garbage on an idle connection: it reads nothing more, so no exchange may use it
+            unasked(); // garbage on an idle connection
         }
     }
 
@@ -230,7 +244,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
             exchange.done = true;
             return;
         }
-        if ('{' != buf.getByte(start) || '}' != buf.getByte(to - 1))
+        if (start >= to || '{' != buf.getByte(start) || '}' != buf.getByte(to - 1))
         {
             fail("malformed_sse");
             return;
@@ -361,6 +375,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
         }
         else
         {
+            parser.stop();
             ctx.close();
         }
         decode.startSoon(ended);

@@ -23,6 +23,10 @@ final class ResponseParser
     static final int MAX_HEAD_BYTES = 64 * 1024;
     /** A chunk-size line or trailer may take this many bytes. */
     private static final int MAX_LINE_BYTES = 8 * 1024;
+    private static final int CODING_NONE = 0;
+    private static final int CODING_CHUNKED = 1;
+    /** A coding other than chunked last: RFC 9112 section 6.3, the body runs until the close. */
+    private static final int CODING_OTHER = 2;
 
     /** What the parser found. Each call may close the connection; the parser then reads nothing more. */
     interface Sink
@@ -57,7 +61,12 @@ final class ResponseParser
     private int status;
     private boolean keepAlive;
     private boolean eventStream;
-    private boolean chunked;
+    /** A {@code Connection: close} was read: no later {@code keep-alive} token keeps the connection. */
+    private boolean closeAsked;
+    /** The response's {@code Transfer-Encoding}: none, chunked last (framed by chunks), or another coding last. */
+    private int transferCoding;
+    /** The header a folded continuation line continues (its name's length), or 0. */
+    private int lastHeader;
     private long contentLength;
     /** Body or chunk bytes still to come. */
     private long remaining;
@@ -120,6 +129,14 @@ final class ResponseParser
                 default -> index = readLine(in, index, end);
             }
         }
+    }
+
+    /**
+     * @return true between responses: nothing of a next response has been read (not even part of a line).
+     */
+    boolean atResponseStart()
+    {
+        return State.HEAD == state && !statusRead && !partial.isReadable();
     }
 
     /**
@@ -212,7 +229,9 @@ final class ResponseParser
         }
         if (' ' == buf.getByte(from) || '\t' == buf.getByte(from))
         {
-            return; // an obsolete folded continuation: of no header this client reads
+            // an obsolete folded line continues the header before it (RFC 9112 section 5.2: read as a space)
+            headerValue(lastHeader, buf, trimStart(buf, from, to), to);
+            return;
         }
         final int colon = buf.indexOf(from, to, (byte)':');
         if (colon <= from)
@@ -220,7 +239,8 @@ final class ResponseParser
             fail();
             return;
         }
-        header(buf, from, trimEnd(buf, from, colon), trimStart(buf, colon + 1, to), trimEnd(buf, colon + 1, to));
+        lastHeader = headerKind(buf, from, trimEnd(buf, from, colon));
+        headerValue(lastHeader, buf, trimStart(buf, colon + 1, to), trimEnd(buf, colon + 1, to));
     }
 
     /** {@code HTTP/1.x SSS[ reason]}. */
@@ -239,41 +259,58 @@ final class ResponseParser
         keepAlive = minor >= 1;
     }
 
-    private void header(final ByteBuf buf, final int name, final int nameEnd, final int value, final int valueEnd)
+    /** @return the length of the header's name if it is one this client reads, else 0. */
+    private static int headerKind(final ByteBuf buf, final int name, final int nameEnd)
     {
-        switch (nameEnd - name)
+        final int length = nameEnd - name;
+        final boolean read = switch (length)
+        {
+            case 10 -> asciiIgnoreCase(buf, name, "connection");
+            case 12 -> asciiIgnoreCase(buf, name, "content-type");
+            case 14 -> asciiIgnoreCase(buf, name, "content-length");
+            case 17 -> asciiIgnoreCase(buf, name, "transfer-encoding");
+            default -> false;
+        };
+        return read ? length : 0;
+    }
+
+    /** One value (or a folded part of one) of the header {@link #headerKind} named. */
+    private void headerValue(final int kind, final ByteBuf buf, final int value, final int valueEnd)
+    {
+        switch (kind)
         {
             case 10 ->
             {
-                if (asciiIgnoreCase(buf, name, "connection"))
+                if (hasToken(buf, value, valueEnd, "close"))
                 {
-                    if (contains(buf, value, valueEnd, "close"))
-                    {
-                        keepAlive = false;
-                    }
-                    else if (contains(buf, value, valueEnd, "keep-alive"))
-                    {
-                        keepAlive = true;
-                    }
+                    closeAsked = true;
+                    keepAlive = false;
+                }
+                else if (hasToken(buf, value, valueEnd, "keep-alive") && !closeAsked)
+                {
+                    keepAlive = true;
                 }
             }
-            case 12 -> eventStream |= asciiIgnoreCase(buf, name, "content-type") && valueEnd - value >= 17
-                && asciiIgnoreCase(buf, value, "text/event-stream");
+            case 12 -> eventStream |= valueEnd - value >= 17 && asciiIgnoreCase(buf, value, "text/event-stream");
             case 14 ->
             {
-                if (asciiIgnoreCase(buf, name, "content-length"))
+                final long length = digits(buf, value, valueEnd);
+                if (length < 0 || (contentLength >= 0 && length != contentLength))
                 {
-                    final long length = digits(buf, value, valueEnd);
-                    if (length < 0 || (contentLength >= 0 && length != contentLength))
-                    {
-                        fail();
-                        return;
-                    }
-                    contentLength = length;
+                    fail();
+                    return;
+                }
+                contentLength = length;
+            }
+            case 17 ->
+            {
+                final int last = lastTokenStart(buf, value, valueEnd);
+                if (last >= 0)
+                {
+                    transferCoding = trimEnd(buf, last, valueEnd) - last == 7 && asciiIgnoreCase(buf, last, "chunked") ?
+                        CODING_CHUNKED : CODING_OTHER;
                 }
             }
-            case 17 -> chunked |= asciiIgnoreCase(buf, name, "transfer-encoding")
-                && contains(buf, value, valueEnd, "chunked");
             default ->
             {
                 // a header this client does not read
@@ -293,7 +330,7 @@ final class ResponseParser
         }
         final boolean reuse = keepAlive;
         final boolean stream = eventStream;
-        if (bodyless || (!chunked && 0 == contentLength))
+        if (bodyless || (CODING_NONE == transferCoding && 0 == contentLength))
         {
             startHead();
             sink.onHead(code, reuse, stream);
@@ -303,11 +340,11 @@ final class ResponseParser
             }
             return;
         }
-        if (chunked)
+        if (CODING_CHUNKED == transferCoding)
         {
             state = State.CHUNK_SIZE;
         }
-        else if (contentLength > 0)
+        else if (CODING_NONE == transferCoding && contentLength > 0)
         {
             state = State.BODY_LENGTH;
             remaining = contentLength;
@@ -327,7 +364,9 @@ final class ResponseParser
         statusRead = false;
         status = 0;
         eventStream = false;
-        chunked = false;
+        closeAsked = false;
+        transferCoding = CODING_NONE;
+        lastHeader = 0;
         contentLength = -1;
     }
 
@@ -373,9 +412,9 @@ final class ResponseParser
     /** @return the decimal number {@code [from, to)}, or -1 if it is not one. */
     private static long digits(final ByteBuf buf, final int from, final int to)
     {
-        if (from == to || to - from > 18)
+        if (to <= from || to - from > 18)
         {
-            return -1;
+            return -1; // empty (or only spaces, which the trimming crossed), or too long
         }
         long value = 0;
         for (int i = from; i < to; i++)
@@ -436,16 +475,33 @@ final class ResponseParser
         return true;
     }
 
-    /** @return {@code [from, to)} holds {@code token} (lower-case ASCII), in any case. */
-    private static boolean contains(final ByteBuf buf, final int from, final int to, final String token)
+    /** @return the comma-separated list {@code [from, to)} has {@code token} (lower-case ASCII), in any case. */
+    private static boolean hasToken(final ByteBuf buf, final int from, final int to, final String token)
     {
-        for (int i = from; i + token.length() <= to; i++)
+        int start = from;
+        while (start < to)
         {
-            if (asciiIgnoreCase(buf, i, token))
+            final int comma = buf.indexOf(start, to, (byte)',');
+            final int end = comma < 0 ? to : comma;
+            final int tokenStart = trimStart(buf, start, end);
+            if (trimEnd(buf, tokenStart, end) - tokenStart == token.length() && asciiIgnoreCase(buf, tokenStart, token))
             {
                 return true;
             }
+            start = end + 1;
         }
         return false;
+    }
+
+    /** @return where the last element of the comma-separated list {@code [from, to)} starts, or -1 if it is empty. */
+    private static int lastTokenStart(final ByteBuf buf, final int from, final int to)
+    {
+        int start = from;
+        for (int comma = buf.indexOf(start, to, (byte)','); comma >= 0; comma = buf.indexOf(start, to, (byte)','))
+        {
+            start = comma + 1;
+        }
+        final int tokenStart = trimStart(buf, start, to);
+        return tokenStart < to ? tokenStart : -1;
     }
 }

@@ -11,6 +11,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The load client's response parser, fed each response whole and split at every byte (as reads can split it): the
@@ -85,6 +87,77 @@ class ResponseParserTest
     }
 
     @Test
+    void shouldReadConnectionAndTransferEncodingAsTokenLists()
+    {
+        assertParsedAlike("HTTP/1.1 200 OK\r\nConnection: close\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n",
+            "head 200 close json|end");
+        assertParsedAlike("HTTP/1.1 200 OK\r\nConnection: x-closed, Upgrade\r\nContent-Length: 0\r\n\r\n",
+            "head 200 keep-alive json|end");
+        assertParsedAlike("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\nContent-Length: 9\r\n\r\n" +
+            "1\r\nx\r\n0\r\n\r\n", "head 200 keep-alive json|body x|end");
+        // chunked not last: the body runs until the close (RFC 9112 section 6.3)
+        assertParsedAlike("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nzz",
+            "head 200 close json|body zz|end");
+    }
+
+    @Test
+    void shouldReadAFoldedHeaderAsOneValue()
+    {
+        assertParsedAlike("HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n chunked\r\nContent-Type:\r\n\ttext/event-stream" +
+            "\r\n\r\n2\r\nab\r\n0\r\n\r\n", "head 200 keep-alive stream|body ab|end");
+    }
+
+    @Test
+    void shouldAcceptARepeatedEqualLengthAndHaveNoBodyAfter304Or101()
+    {
+        assertParsedAlike("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
+            "head 200 keep-alive json|body {}|end");
+        assertParsedAlike("HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n", "head 304 keep-alive json|end");
+        assertParsedAlike("HTTP/1.1 101 Switching Protocols\r\n\r\n", "head 101 keep-alive json|end");
+    }
+
+    @Test
+    void shouldRefuseAnEmptyOrSignedContentLength()
+    {
+        assertParsedAlike("HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n{}", "malformed");
+        assertParsedAlike("HTTP/1.1 200 OK\r\nContent-Length:\r\n\r\n{}", "malformed");
+        assertParsedAlike("HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}", "malformed");
+    }
+
+    /** What the sink does inside a callback (fail the exchange, close the connection) stops the parser there. */
+    @Test
+    void shouldReadNothingMoreOnceTheSinkStopsItInsideACallback()
+    {
+        final String twoResponses = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd" +
+            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
+        assertEquals("head 200 keep-alive json|body abcd|stopped", parseStoppingAt(twoResponses, "body"));
+        assertEquals("head 200 keep-alive json|stopped", parseStoppingAt(twoResponses, "head"));
+        assertEquals("head 200 keep-alive json|body abcd|end|stopped", parseStoppingAt(twoResponses, "end"));
+        assertEquals("head 204 keep-alive json|stopped", parseStoppingAt("HTTP/1.1 204 No Content\r\n\r\n" +
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "head"), "a response without a body");
+    }
+
+    @Test
+    void shouldSayWhetherItStandsBetweenResponses()
+    {
+        final Recorder recorder = new Recorder();
+        final ResponseParser parser = new ResponseParser(recorder, UnpooledByteBufAllocator.DEFAULT);
+        assertTrue(parser.atResponseStart());
+        feed(parser, bytes("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"));
+        assertTrue(parser.atResponseStart(), "after a whole response");
+        feed(parser, bytes("HTTP/1.1 2"));
+        assertFalse(parser.atResponseStart(), "part of a status line");
+        feed(parser, bytes("00 OK\r\n"));
+        assertFalse(parser.atResponseStart(), "a status line without its head's end");
+        feed(parser, bytes("Content-Length: 2\r\n\r\n{"));
+        assertFalse(parser.atResponseStart(), "inside a body");
+        feed(parser, bytes("}"));
+        assertTrue(parser.atResponseStart());
+        parser.release();
+        assertEquals("head 200 keep-alive json|body x|end|head 200 keep-alive json|body {}|end", recorder.events());
+    }
+
+    @Test
     void shouldRefuseAHeadLargerThanItsLimit()
     {
         final String filler = "X-Filler: " + "a".repeat(1000) + "\r\n";
@@ -132,6 +205,62 @@ class ResponseParserTest
         return recorder.events();
     }
 
+    /**
+     * The events of {@code response} read at once, the sink stopping the parser inside its first callback of a kind
+     * ({@code head}, {@code body} or {@code end}), as the client does when it fails an exchange or closes.
+     */
+    private static String parseStoppingAt(final String response, final String kind)
+    {
+        final ResponseParser[] parser = new ResponseParser[1];
+        final Recorder recorder = new Recorder()
+        {
+            @Override
+            public void onHead(final int status, final boolean keepAlive, final boolean eventStream)
+            {
+                super.onHead(status, keepAlive, eventStream);
+                stopAt("head");
+            }
+
+            @Override
+            public void onBody(final ByteBuf buf, final int from, final int to)
+            {
+                super.onBody(buf, from, to);
+                stopAt("body");
+            }
+
+            @Override
+            public void onEnd()
+            {
+                super.onEnd();
+                stopAt("end");
+            }
+
+            private void stopAt(final String callback)
+            {
+                if (callback.equals(kind))
+                {
+                    event("stopped");
+                    parser[0].stop();
+                }
+            }
+        };
+        parser[0] = new ResponseParser(recorder, UnpooledByteBufAllocator.DEFAULT);
+        feed(parser[0], bytes(response));
+        parser[0].closed();
+        parser[0].release();
+        return recorder.events();
+    }
+
+    private static byte[] bytes(final String text)
+    {
+        return text.getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private static void feed(final ResponseParser parser, final byte[] bytes)
+    {
+        feed(parser, bytes, 0, bytes.length);
+    }
+
     /** One read: the bytes in a buffer with other bytes around them, as a reused read buffer has. */
     private static void feed(final ResponseParser parser, final byte[] bytes, final int from, final int to)
     {
@@ -143,7 +272,7 @@ class ResponseParserTest
     }
 
     /** Records events, joining the body's pieces (where the reads split the body is not an event). */
-    private static final class Recorder implements ResponseParser.Sink
+    private static class Recorder implements ResponseParser.Sink
     {
         private final List<String> events = new ArrayList<>();
         private final StringBuilder body = new StringBuilder();
@@ -151,7 +280,7 @@ class ResponseParserTest
         @Override
         public void onHead(final int status, final boolean keepAlive, final boolean eventStream)
         {
-            events.add("head " + status + (keepAlive ? " keep-alive" : " close") + (eventStream ? " stream" : " json"));
+            event("head " + status + (keepAlive ? " keep-alive" : " close") + (eventStream ? " stream" : " json"));
         }
 
         @Override
@@ -163,15 +292,19 @@ class ResponseParserTest
         @Override
         public void onEnd()
         {
-            flushBody();
-            events.add("end");
+            event("end");
         }
 
         @Override
         public void onMalformed()
         {
+            event("malformed");
+        }
+
+        void event(final String event)
+        {
             flushBody();
-            events.add("malformed");
+            events.add(event);
         }
 
         private void flushBody()
