@@ -99,11 +99,9 @@ public final class EngineCoreScaleBench
             }
             if (rounds > 1)
             {
-                java.util.Arrays.sort(roundRatios);
                 ratios.append(String.format(Locale.ROOT, "%s: median of %d rounds %.2fx (%.2f-%.2fx)%n", contention,
-                    rounds, rounds % 2 == 1 ? roundRatios[rounds / 2] :
-                    (roundRatios[rounds / 2 - 1] + roundRatios[rounds / 2]) / 2, roundRatios[0],
-                    roundRatios[rounds - 1]));
+                    rounds, ScaleBench.median(roundRatios), java.util.Arrays.stream(roundRatios).min().orElse(0),
+                    java.util.Arrays.stream(roundRatios).max().orElse(0)));
             }
         }
         System.out.println();

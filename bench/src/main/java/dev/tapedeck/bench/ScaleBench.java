@@ -217,7 +217,16 @@ public final class ScaleBench
 
     private static double median(final List<double[]> values, final int index)
     {
-        final double[] sorted = values.stream().mapToDouble(v -> v[index]).sorted().toArray();
+        return median(values.stream().mapToDouble(v -> v[index]).toArray());
+    }
+
+    /**
+     * @return the median of {@code values} (the mean of the middle two for an even count); the array is not changed.
+     */
+    static double median(final double[] values)
+    {
+        final double[] sorted = values.clone();
+        java.util.Arrays.sort(sorted);
         final int middle = sorted.length / 2;
         return 0 == sorted.length % 2 ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle];
     }

@@ -169,9 +169,7 @@ final class BrokenServer implements AutoCloseable
                     }
                     ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
                 }
-                case MALFORMED_HTTP -> // written below the codec, which would not send this head
-                    ctx.pipeline().context(HttpServerCodec.class).writeAndFlush(Unpooled.copiedBuffer(
-                        "HTTP/1.1 200 OK\r\nContent-Length: twelve\r\n\r\n{}", StandardCharsets.US_ASCII));
+                case MALFORMED_HTTP -> writeRaw(ctx, "HTTP/1.1 200 OK\r\nContent-Length: twelve\r\n\r\n{}");
                 case STREAM, SLOW_DRIP, GARBAGE_AFTER_STREAM, PARTIAL_AFTER_STREAM ->
                 {
                     ctx.writeAndFlush(sseHeaders());
@@ -196,10 +194,9 @@ final class BrokenServer implements AutoCloseable
                     ctx.writeAndFlush(content("data: [DONE]\n\n"));
                     if (Behaviour.GARBAGE_AFTER_STREAM == behaviour || Behaviour.PARTIAL_AFTER_STREAM == behaviour)
                     {
-                        // the last chunk and what follows in one buffer, below the codec: one write, one read
-                        ctx.pipeline().context(HttpServerCodec.class).writeAndFlush(Unpooled.copiedBuffer("0\r\n\r\n" +
-                            (Behaviour.GARBAGE_AFTER_STREAM == behaviour ? "garbage\r\n\r\n" : "HTTP/1.1 2"),
-                            StandardCharsets.US_ASCII));
+                        // the last chunk and what follows in one buffer: one write, one read
+                        writeRaw(ctx, "0\r\n\r\n" +
+                            (Behaviour.GARBAGE_AFTER_STREAM == behaviour ? "garbage\r\n\r\n" : "HTTP/1.1 2"));
                     }
                     else
                     {
@@ -211,6 +208,13 @@ final class BrokenServer implements AutoCloseable
                     drip(ctx, index + 1);
                 }
             }, delayMs, TimeUnit.MILLISECONDS);
+        }
+
+        /** Write {@code text} as it is, below the codec (which would not send it). */
+        private void writeRaw(final ChannelHandlerContext ctx, final String text)
+        {
+            ctx.pipeline().context(HttpServerCodec.class)
+                .writeAndFlush(Unpooled.copiedBuffer(text, StandardCharsets.US_ASCII));
         }
 
         private void error(final ChannelHandlerContext ctx, final HttpResponseStatus status, final String type)
