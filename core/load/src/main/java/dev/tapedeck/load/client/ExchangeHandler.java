@@ -33,7 +33,13 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
     private ChannelHandlerContext ctx;
     private ResponseParser parser;
     private Exchange exchange;
+    /** A body that is not a stream, gathered until its end. */
     private ByteBuf pending;
+    /** A stream's SSE lines, whole or split over reads. */
+    private LineGatherer sseLines;
+    private final LineGatherer.Sink sseLineSink = this::onLine;
+    /** When the read being handled arrived: the time of every SSE line in it. */
+    private long readNs;
     private int status;
     private boolean keepAlive;
     private boolean sse;
@@ -51,6 +57,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
         ctx = context;
         parser = new ResponseParser(this, context.alloc());
         pending = context.alloc().heapBuffer(1024);
+        sseLines = new LineGatherer(context.alloc(), 1024);
     }
 
     @Override
@@ -58,6 +65,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
     {
         parser.release();
         pending.release();
+        sseLines.release();
     }
 
     /**
@@ -71,6 +79,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
         status = 0;
         sse = false;
         pending.clear();
+        sseLines.clear();
         next.writtenNs = writtenNs;
         next.handler = this;
         lane.timeouts().add(next);
@@ -186,36 +195,22 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
             pending.writeBytes(bytes, from, to - from);
             return;
         }
-        final long nowNs = System.nanoTime();
+        readNs = System.nanoTime();
         for (int index = from; index < to && null != exchange; )
         {
-            final int newline = bytes.indexOf(index, to, (byte)'\n');
-            if (newline < 0)
+            index = sseLines.next(bytes, index, to, MAX_LINE_BYTES, sseLineSink);
+            if (LineGatherer.TOO_LONG == index)
             {
-                if (pending.readableBytes() + to - index > MAX_LINE_BYTES)
-                {
-                    fail("malformed_sse");
-                    return;
-                }
-                pending.writeBytes(bytes, index, to - index);
+                fail("malformed_sse");
                 return;
             }
-            if (pending.isReadable())
-            {
-                pending.writeBytes(bytes, index, newline - index);
-                onLine(pending, pending.readerIndex(), pending.writerIndex(), nowNs);
-                pending.clear();
-            }
-            else
-            {
-                onLine(bytes, index, newline, nowNs);
-            }
-            index = newline + 1;
         }
     }
 
-    private void onLine(final ByteBuf buf, final int from, final int toExclusive, final long nowNs)
+    /** One SSE line, {@code [from, toExclusive)} without its {@code \n}, read at {@link #readNs}. */
+    private void onLine(final ByteBuf buf, final int from, final int toExclusive)
     {
+        final long nowNs = readNs;
         int to = toExclusive;
         if (to > from && '\r' == buf.getByte(to - 1))
         {
@@ -292,10 +287,10 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
         }
         if (sse)
         {
-            if (pending.isReadable())
+            if (sseLines.holdsPart())
             {
-                onLine(pending, pending.readerIndex(), pending.writerIndex(), System.nanoTime());
-                pending.clear();
+                readNs = System.nanoTime();
+                sseLines.endPart(sseLineSink); // the stream's last line, with no newline
                 if (null == exchange)
                 {
                     return;
@@ -369,6 +364,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
         exchange = null;
         lane.timeouts().remove(ended);
         pending.clear();
+        sseLines.clear();
         if (keepAlive && ctx.channel().isActive())
         {
             lane.release(this, prefilledNs);
@@ -438,6 +434,7 @@ final class ExchangeHandler extends SimpleChannelInboundHandler<ByteBuf> impleme
         exchange = null;
         lane.timeouts().remove(ended);
         pending.clear();
+        sseLines.clear();
         ended.finished = true;
         ended.release(); // what a failed two-hop exchange never sent
         final long endNs = System.nanoTime();

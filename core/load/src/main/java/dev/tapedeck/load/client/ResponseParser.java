@@ -53,8 +53,9 @@ final class ResponseParser
     }
 
     private final Sink sink;
-    /** A line begun in one read and ended in a later one. */
-    private final ByteBuf partial;
+    /** Head, chunk-size and trailer lines, whole or split over reads. */
+    private final LineGatherer lines;
+    private final LineGatherer.Sink lineSink = this::line;
     private State state = State.HEAD;
     private int headBytes;
     private boolean statusRead;
@@ -74,7 +75,7 @@ final class ResponseParser
     ResponseParser(final Sink sink, final ByteBufAllocator allocator)
     {
         this.sink = sink;
-        this.partial = allocator.heapBuffer(256);
+        this.lines = new LineGatherer(allocator, 256);
         startHead();
     }
 
@@ -83,7 +84,7 @@ final class ResponseParser
      */
     void release()
     {
-        partial.release();
+        lines.release();
     }
 
     /**
@@ -136,7 +137,7 @@ final class ResponseParser
      */
     boolean atResponseStart()
     {
-        return State.HEAD == state && !statusRead && !partial.isReadable();
+        return State.HEAD == state && !statusRead && !lines.holdsPart();
     }
 
     /**
@@ -154,30 +155,14 @@ final class ResponseParser
     /** @return where the next byte to parse is: past the line, when it ended in this read. */
     private int readLine(final ByteBuf in, final int from, final int end)
     {
-        final int newline = in.indexOf(from, end, (byte)'\n');
-        final int lineEnd = newline < 0 ? end : newline;
         final int limit = State.HEAD == state ? MAX_HEAD_BYTES - headBytes : MAX_LINE_BYTES;
-        if (partial.readableBytes() + lineEnd - from > limit)
+        final int next = lines.next(in, from, end, limit, lineSink);
+        if (LineGatherer.TOO_LONG == next)
         {
             fail();
             return end;
         }
-        if (newline < 0)
-        {
-            partial.writeBytes(in, from, end - from);
-            return end;
-        }
-        if (partial.isReadable())
-        {
-            partial.writeBytes(in, from, newline - from);
-            line(partial, partial.readerIndex(), partial.writerIndex());
-            partial.clear();
-        }
-        else
-        {
-            line(in, from, newline);
-        }
-        return newline + 1;
+        return next;
     }
 
     /** One line of a head, a chunk size, a chunk's end or a trailer, {@code [from, to)} without its {@code \n}. */
