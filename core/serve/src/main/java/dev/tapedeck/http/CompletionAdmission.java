@@ -7,7 +7,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
-import io.netty.buffer.ByteBufInputStream;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -160,7 +159,7 @@ final class CompletionAdmission
         try
         {
             RequestParser.requireUtf8(http.content());
-            request = parser.parse(new ByteBufInputStream(http.content()), endpoint);
+            request = parser.parse(http.content(), endpoint);
         }
         catch (final ApiException ex)
         {

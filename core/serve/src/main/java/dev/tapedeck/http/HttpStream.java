@@ -1,8 +1,8 @@
 package dev.tapedeck.http;
 
-import java.nio.charset.StandardCharsets;
-
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -37,6 +37,13 @@ final class HttpStream
     private static final int FRAME_HEADER_RESERVE = 10;
     private static final String X_REQUEST_ID = "x-request-id";
     private static final byte[] HEX = JsonBytes.ascii("0123456789abcdef");
+    private static final byte[] DATA_ID = JsonBytes.ascii("data: {\"id\":");
+    private static final byte[] OBJECT_CHAT_CHUNK =
+        JsonBytes.ascii(",\"object\":\"chat.completion.chunk\",\"created\":");
+    private static final byte[] OBJECT_TEXT_COMPLETION =
+        JsonBytes.ascii(",\"object\":\"text_completion\",\"created\":");
+    private static final byte[] MODEL = JsonBytes.ascii(",\"model\":");
+    private static final byte[] CHOICES = JsonBytes.ascii(",\"choices\":[");
 
     final HttpFront front;
     final ChannelHandlerContext ctx;
@@ -118,12 +125,25 @@ final class HttpStream
         this.shape = ResponseShape.of(request.endpoint, this);
     }
 
+    /** Every event's bytes up to its choices, written once per response straight as bytes (no strings between). */
     private byte[] chunkHead(final String model)
     {
-        final String head = "data: {\"id\":" + JsonBytes.quote(responseId) + ",\"object\":\"" +
-            (chat ? "chat.completion.chunk" : "text_completion") + "\",\"created\":" + createdSeconds +
-            ",\"model\":" + JsonBytes.quote(model) + ",\"choices\":[";
-        return head.getBytes(StandardCharsets.UTF_8);
+        final ByteBuf head = Unpooled.buffer(128 + responseId.length() + model.length());
+        try
+        {
+            head.writeBytes(DATA_ID);
+            JsonBytes.writeString(head, responseId);
+            head.writeBytes(chat ? OBJECT_CHAT_CHUNK : OBJECT_TEXT_COMPLETION);
+            JsonBytes.writeLong(head, createdSeconds);
+            head.writeBytes(MODEL);
+            JsonBytes.writeString(head, model);
+            head.writeBytes(CHOICES);
+            return ByteBufUtil.getBytes(head);
+        }
+        finally
+        {
+            head.release();
+        }
     }
 
     /**

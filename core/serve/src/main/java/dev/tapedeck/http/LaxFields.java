@@ -164,31 +164,42 @@ final class LaxFields
      */
     static void checkSampling(final JsonNode root)
     {
+        // each message is built only when its check fails: a request that passes them all builds no string
         final Double temperature = optionalFloat(root, "temperature");
-        check(null == temperature || temperature >= 0, "temperature must be non-negative, got " + temperature + ".",
-            "temperature");
-        final Double topP = optionalFloat(root, "top_p");
-        check(null == topP || (topP > 0 && topP <= 1), "top_p must be in (0, 1], got " + topP + ".", "top_p");
-        final Integer topK = optionalInt(root, "top_k");
-        check(null == topK || topK >= -1, "top_k must be 0 (disable), or at least 1, got " + topK + ".", "top_k");
-        final Double minP = optionalFloat(root, "min_p");
-        check(null == minP || (minP >= 0 && minP <= 1), "min_p must be in [0, 1], got " + minP + ".", "min_p");
-        for (final String penalty : new String[] {"presence_penalty", "frequency_penalty"})
+        if (null != temperature && !(temperature >= 0))
         {
-            final Double value = optionalFloat(root, penalty);
-            check(null == value || (value >= -2 && value <= 2), penalty + " must be in [-2, 2], got " + value + ".",
-                penalty);
+            throw ApiException.badRequest("temperature must be non-negative, got " + temperature + ".", "temperature");
         }
+        final Double topP = optionalFloat(root, "top_p");
+        if (null != topP && !(topP > 0 && topP <= 1))
+        {
+            throw ApiException.badRequest("top_p must be in (0, 1], got " + topP + ".", "top_p");
+        }
+        final Integer topK = optionalInt(root, "top_k");
+        if (null != topK && topK < -1)
+        {
+            throw ApiException.badRequest("top_k must be 0 (disable), or at least 1, got " + topK + ".", "top_k");
+        }
+        final Double minP = optionalFloat(root, "min_p");
+        if (null != minP && !(minP >= 0 && minP <= 1))
+        {
+            throw ApiException.badRequest("min_p must be in [0, 1], got " + minP + ".", "min_p");
+        }
+        checkPenalty(optionalFloat(root, "presence_penalty"), "presence_penalty");
+        checkPenalty(optionalFloat(root, "frequency_penalty"), "frequency_penalty");
         final Double repetition = optionalFloat(root, "repetition_penalty");
-        check(null == repetition || repetition > 0, "repetition_penalty must be greater than zero, got " + repetition +
-            ".", "repetition_penalty");
+        if (null != repetition && !(repetition > 0))
+        {
+            throw ApiException.badRequest("repetition_penalty must be greater than zero, got " + repetition + ".",
+                "repetition_penalty");
+        }
     }
 
-    private static void check(final boolean ok, final String message, final String param)
+    private static void checkPenalty(final Double value, final String name)
     {
-        if (!ok)
+        if (null != value && !(value >= -2 && value <= 2))
         {
-            throw ApiException.badRequest(message, param);
+            throw ApiException.badRequest(name + " must be in [-2, 2], got " + value + ".", name);
         }
     }
 

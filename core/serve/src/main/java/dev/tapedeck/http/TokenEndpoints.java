@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpMethod;
@@ -86,7 +86,7 @@ final class TokenEndpoints
         {
             body.put("max_tokens", 1);
         }
-        final ParsedRequest parsed = admission.parser().parse(new java.io.ByteArrayInputStream(body.toString()
+        final ParsedRequest parsed = admission.parser().parse(Unpooled.wrappedBuffer(body.toString()
             .getBytes(StandardCharsets.UTF_8)), ParsedRequest.Endpoint.MESSAGES);
         int count = 0;
         for (final int[] prompt : admission.tokenize(parsed))
@@ -105,7 +105,7 @@ final class TokenEndpoints
         {
             throw ApiException.badRequest("give either 'prompt' or 'messages', not both", null);
         }
-        final ParsedRequest parsed = admission.parser().parse(new ByteBufInputStream(request.content().duplicate()),
+        final ParsedRequest parsed = admission.parser().parse(request.content(),
             chat ? ParsedRequest.Endpoint.CHAT : ParsedRequest.Endpoint.COMPLETIONS);
         final List<int[]> prompts = admission.tokenize(parsed);
         final ObjectNode out = JSON.createObjectNode();

@@ -1,9 +1,9 @@
 package dev.tapedeck.http;
 
-import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpResponseStatus;
 
 import org.junit.jupiter.api.Test;
@@ -43,7 +43,7 @@ class RequestParserTest
 
     private ParsedRequest parse(final String json, final ParsedRequest.Endpoint endpoint)
     {
-        return parser.parse(new ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8)), endpoint);
+        return parser.parse(Unpooled.wrappedBuffer(json.getBytes(StandardCharsets.UTF_8)), endpoint);
     }
 
     /**
