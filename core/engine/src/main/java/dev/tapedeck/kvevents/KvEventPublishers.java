@@ -13,6 +13,8 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.NoOpIdleStrategy;
 import org.zeromq.ZContext;
 
+import dev.tapedeck.net.ZmqContexts;
+
 /**
  * Every KV event publisher of a process, run as one Agrona agent on one thread ({@code tapedeck-kv-events}) with one
  * ZeroMQ context (one I/O thread), however many engines publish. {@code serve --instances 24} used to run a thread
@@ -26,10 +28,11 @@ public final class KvEventPublishers implements AutoCloseable
     private static final System.Logger LOG = System.getLogger(KvEventPublishers.class.getName());
     private static final long BIND_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
 
-    private final ZContext context = new ZContext(1);
+    private final ZContext context = ZmqContexts.create(1, "KV events", () -> this.closed);
     private final List<KvEventPublisher> publishers = new ArrayList<>();
     private AgentRunner runner;
-    private boolean closed;
+    /** Set when {@link #close()} begins (read on the context's I/O thread). */
+    private volatile boolean closed;
 
     /**
      * Add a publisher for one engine (before {@link #start()}).

@@ -9,6 +9,7 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 import dev.tapedeck.net.ZmqConnector;
+import dev.tapedeck.net.ZmqContexts;
 
 /**
  * One engine's ZeroMQ sockets: opened in the context the process's engines share (its I/O threads; or a context of
@@ -21,6 +22,8 @@ final class EngineSockets implements AutoCloseable
 {
     private final ZContext context;
     private final boolean ownsContext;
+    /** Set when {@link #close()} begins (read on the own context's I/O thread). */
+    private volatile boolean closing;
     private final ZmqConnector connector;
     private final List<ZMQ.Socket> sockets = new ArrayList<>();
 
@@ -30,7 +33,7 @@ final class EngineSockets implements AutoCloseable
      */
     EngineSockets(final ZContext shared, final ZmqConnector connector)
     {
-        this.context = null != shared ? shared : new ZContext();
+        this.context = null != shared ? shared : ZmqContexts.create(1, "play engine", () -> closing);
         this.ownsContext = null == shared;
         this.connector = connector;
     }
@@ -74,6 +77,7 @@ final class EngineSockets implements AutoCloseable
     @Override
     public void close()
     {
+        closing = true;
         sockets.forEach(ZMQ.Socket::close);
         sockets.clear();
         if (ownsContext)

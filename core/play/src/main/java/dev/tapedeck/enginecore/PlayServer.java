@@ -9,6 +9,8 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.zeromq.ZContext;
 
+import dev.tapedeck.net.ZmqContexts;
+
 import dev.tapedeck.engine.EngineConfig;
 
 /**
@@ -42,7 +44,7 @@ public final class PlayServer
     {
         final PlayServer server = new PlayServer();
         final ErrorHandler errors = server::onError;
-        server.context = new ZContext(ioThreads(options.engineCount()));
+        server.context = ZmqContexts.create(ioThreads(options.engineCount()), "play", () -> server.stopping);
         for (int i = 0; i < options.engineCount(); i++)
         {
             final EngineCoreAgent agent = new EngineCoreAgent(i, options, configs.get(i), server.context);

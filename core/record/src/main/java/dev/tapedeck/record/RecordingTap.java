@@ -22,6 +22,7 @@ import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
 import dev.tapedeck.build.JvmAccess;
+import dev.tapedeck.net.ZmqContexts;
 import dev.tapedeck.protocol.enginecore.VllmLine;
 import dev.tapedeck.trace.ConfigFingerprint;
 import dev.tapedeck.trace.TraceMeta;
@@ -90,6 +91,8 @@ public final class RecordingTap
     private AgentRunner writerRunner;
     private final List<Closeable> unowned = new ArrayList<>();
     private ZContext context;
+    /** Set when the relay begins to close the context (read on its I/O thread). */
+    private volatile boolean closing;
     private EngineSide engineSide;
     private RelaySockets sockets;
 
@@ -187,7 +190,7 @@ public final class RecordingTap
 
         private void handshakeBothSides() throws IOException
         {
-            context = new ZContext();
+            context = ZmqContexts.create(1, "record", () -> closing);
             engineSide = new EngineSide(context, options.engineHandshake(), options.inputAddress(),
                 options.outputAddress());
             engineHandshakeEndpoint = engineSide.handshakeEndpoint();
@@ -268,6 +271,7 @@ public final class RecordingTap
                 }
                 if (null != context)
                 {
+                    closing = true;
                     context.close();
                 }
             }
