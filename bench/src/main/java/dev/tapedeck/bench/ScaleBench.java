@@ -26,9 +26,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * token lateness ({@link SseLoadClient}). The servers' own lateness counters (write time minus the model's due time)
  * are read once after the run, not from the loop under test while it is measured, and cover the whole run. Beside the
  * client, the servers' event-loop CPU over the window is read from the kernel's per-thread {@code schedstat}, per
- * 1,000 tokens received: the steadiest of the figures on a shared machine. Prints a markdown table and, per
- * contention and concurrency, tapedeck's ratios to the ceiling; with {@code --rounds N}, the pair runs in ABBA order
- * (tapedeck first in odd rounds, the ceiling first in even ones) and the medians of the ratios follow.
+ * 1,000 tokens received: the steadiest of the figures on a shared machine; and from the same figures, how long the
+ * loop waited, runnable, for a CPU per second (a loopback write wakes the client onto the writing server's core, where
+ * it preempts the loop mid-burst: much of the lateness). Prints a markdown table and, per contention and
+ * concurrency, tapedeck's ratios to the ceiling; with {@code --rounds N}, the pair runs in ABBA order (tapedeck first
+ * in odd rounds, the ceiling first in even ones) and the medians of the ratios follow.
  * <p>
  * Usage: {@code java -cp bench/target/benchmarks.jar dev.tapedeck.bench.ScaleBench [--streams 1000,10000]
  * [--warmup 10] [--measure 20] [--ttft-ms 100] [--itl-ms 50] [--max-tokens 200] [--transport auto]
@@ -48,7 +50,7 @@ public final class ScaleBench
 
     /** One measured run: the client's figures in the window, the server's lateness over the run. */
     record Row(String contention, String server, int streams, SseLoadClient.Result client, long serverP99Us,
-        long loopCpuNs, long windowS)
+        LoopTimes loop, long windowS)
     {
         /**
          * @return the server's event loop CPU per 1,000 tokens the client received in the window, in milliseconds
@@ -57,7 +59,16 @@ public final class ScaleBench
         double loopCpuMsPerKiloToken()
         {
             final double tokens = client.tokensPerSecond() * windowS;
-            return loopCpuNs < 0 || tokens <= 0 ? Double.NaN : loopCpuNs / 1e6 / (tokens / 1000);
+            return loop.ranNs() < 0 || tokens <= 0 ? Double.NaN : loop.ranNs() / 1e6 / (tokens / 1000);
+        }
+
+        /**
+         * @return how long the server's event loop waited, runnable, for a CPU per second of the window, in
+         *     milliseconds ({@code NaN} where the kernel's per-thread figures cannot be read).
+         */
+        double loopWaitMsPerSecond()
+        {
+            return loop.waitedNs() < 0 ? Double.NaN : loop.waitedNs() / 1e6 / windowS;
         }
 
         long latenessUs(final double percentile)
@@ -158,17 +169,18 @@ public final class ScaleBench
         System.out.println();
         System.out.println("| contention | server | streams | errors | completed | tokens/s (client) | events/s | " +
             "lateness p50 | lateness p99 | lateness max | TTFT p50 | TTFT p99 | server lateness p99 | " +
-            "loop CPU per 1k tokens |");
-        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+            "loop CPU per 1k tokens | loop waited for a CPU |");
+        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (final Row row : rows)
         {
             System.out.println(String.format(Locale.ROOT,
                 "| %s | %s | %,d | %d | %,d | %,.0f | %,.0f | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %.2f ms | " +
-                "%.2f ms | %.2f ms |", row.contention(), row.server(), row.streams(), row.client().errors(),
+                "%.2f ms | %.2f ms | %.1f ms/s |", row.contention(), row.server(), row.streams(),
+                row.client().errors(),
                 row.client().completed(), row.client().tokensPerSecond(), row.client().eventsPerSecond(),
                 row.latenessUs(50) / 1000.0, row.latenessUs(99) / 1000.0,
                 row.latenessUs(100) / 1000.0, row.ttftUs(50) / 1000.0, row.ttftUs(99) / 1000.0,
-                row.serverP99Us() / 1000.0, row.loopCpuMsPerKiloToken()));
+                row.serverP99Us() / 1000.0, row.loopCpuMsPerKiloToken(), row.loopWaitMsPerSecond()));
         }
         printRatios(rows, rounds);
     }
@@ -182,10 +194,12 @@ public final class ScaleBench
             final Row tapedeck = rows.get(i);
             final Row ceiling = rows.get(i + 1);
             System.out.println(String.format(Locale.ROOT, "%s, %,d streams: tapedeck/ceiling tokens/s %.2fx, " +
-                "lateness p99 %.2fx, TTFT p99 %.2fx, loop CPU per token %.2fx", tapedeck.contention(),
-                tapedeck.streams(), tapedeck.client().tokensPerSecond() / ceiling.client().tokensPerSecond(),
+                "lateness p99 %.2fx, TTFT p99 %.2fx, loop CPU per token %.2fx; loops waited for a CPU %.0f and " +
+                "%.0f ms/s", tapedeck.contention(), tapedeck.streams(),
+                tapedeck.client().tokensPerSecond() / ceiling.client().tokensPerSecond(),
                 ratio(tapedeck.latenessUs(99), ceiling.latenessUs(99)), ratio(tapedeck.ttftUs(99),
-                ceiling.ttftUs(99)), tapedeck.loopCpuMsPerKiloToken() / ceiling.loopCpuMsPerKiloToken()));
+                ceiling.ttftUs(99)), tapedeck.loopCpuMsPerKiloToken() / ceiling.loopCpuMsPerKiloToken(),
+                tapedeck.loopWaitMsPerSecond(), ceiling.loopWaitMsPerSecond()));
         }
         if (rounds > 1)
         {
@@ -232,19 +246,36 @@ public final class ScaleBench
     }
 
     /**
-     * CPU time so far of a process's event-loop threads (tapedeck's {@code tapedeck-http-*}, the bare server's
-     * {@code multiThreadIoEventLoopGroup-*}), from the kernel's per-thread {@code schedstat}.
-     *
-     * @return nanoseconds, or -1 where {@code /proc} has no such figures (not Linux).
+     * A process's event-loop threads' time on a CPU and time waiting, runnable, for one, in nanoseconds (-1 each
+     * where the kernel's per-thread figures cannot be read).
      */
-    static long loopCpuNs(final long pid)
+    record LoopTimes(long ranNs, long waitedNs)
+    {
+        static final LoopTimes UNKNOWN = new LoopTimes(-1, -1);
+
+        LoopTimes since(final LoopTimes start)
+        {
+            return ranNs < 0 || start.ranNs < 0 ? UNKNOWN : new LoopTimes(ranNs - start.ranNs,
+                waitedNs - start.waitedNs);
+        }
+    }
+
+    /**
+     * Times so far of a process's event-loop threads (tapedeck's {@code tapedeck-http-*}, the bare server's
+     * {@code multiThreadIoEventLoopGroup-*}), from the kernel's per-thread {@code schedstat}: time on a CPU, time
+     * waiting for one.
+     *
+     * @return the sums, or {@link LoopTimes#UNKNOWN} where {@code /proc} has no such figures (not Linux).
+     */
+    static LoopTimes loopTimes(final long pid)
     {
         final File[] tasks = new File("/proc/" + pid + "/task").listFiles();
         if (null == tasks)
         {
-            return -1;
+            return LoopTimes.UNKNOWN;
         }
-        long total = 0;
+        long ran = 0;
+        long waited = 0;
         for (final File task : tasks)
         {
             try
@@ -252,8 +283,10 @@ public final class ScaleBench
                 final String name = Files.readString(task.toPath().resolve("comm")).trim();
                 if (name.startsWith("tapedeck-http") || name.startsWith("multiThreadIo"))
                 {
-                    final String schedstat = Files.readString(task.toPath().resolve("schedstat")).trim();
-                    total += Long.parseLong(schedstat.substring(0, schedstat.indexOf(' ')));
+                    final String[] schedstat = Files.readString(task.toPath().resolve("schedstat")).trim()
+                        .split(" ");
+                    ran += Long.parseLong(schedstat[0]);
+                    waited += Long.parseLong(schedstat[1]);
                 }
             }
             catch (final IOException | RuntimeException ended)
@@ -261,7 +294,7 @@ public final class ScaleBench
                 // the thread ended between the listing and the read
             }
         }
-        return total;
+        return new LoopTimes(ran, waited);
     }
 
     private static double ratio(final long value, final long base)
@@ -303,21 +336,20 @@ public final class ScaleBench
                 TimeUnit.MILLISECONDS.toNanos(run.itlMs()));
             final long pid = server.pid();
             // the loop's CPU over the client's window, sampled beside it (the window opens after the warm-up)
-            final java.util.concurrent.CompletableFuture<Long> loopCpu =
+            final java.util.concurrent.CompletableFuture<LoopTimes> loop =
                 java.util.concurrent.CompletableFuture.supplyAsync(() ->
                 {
                     try
                     {
                         Thread.sleep(TimeUnit.SECONDS.toMillis(run.warmupS()));
-                        final long startNs = loopCpuNs(pid);
+                        final LoopTimes start = loopTimes(pid);
                         Thread.sleep(TimeUnit.SECONDS.toMillis(run.measureS()));
-                        final long endNs = loopCpuNs(pid);
-                        return startNs < 0 || endNs < 0 ? -1L : endNs - startNs;
+                        return loopTimes(pid).since(start);
                     }
                     catch (final InterruptedException ex)
                     {
                         Thread.currentThread().interrupt();
-                        return -1L;
+                        return LoopTimes.UNKNOWN;
                     }
                 });
             final SseLoadClient.Result result = client.run(run.streams(), TimeUnit.SECONDS.toNanos(run.warmupS()),
@@ -328,7 +360,7 @@ public final class ScaleBench
                 result.openAtEnd(), result.tokensPerSecond(), result.eventsPerSecond(), lateness,
                 result.errorKinds().isEmpty() ? "" : ", errors " + result.errorKinds()));
             return new Row(run.contention(), name, run.streams(), result, lateness.get("p99").asLong(),
-                loopCpu.get(), run.measureS());
+                loop.get(), run.measureS());
         }
         finally
         {
