@@ -27,8 +27,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * are read once after the run, not from the loop under test while it is measured, and cover the whole run. Beside the
  * client, the servers' event-loop CPU over the window is read from the kernel's per-thread {@code schedstat}, per
  * 1,000 tokens received: the steadiest of the figures on a shared machine; and from the same figures, how long the
- * loop waited, runnable, for a CPU per second (a loopback write wakes the client onto the writing server's core, where
- * it preempts the loop mid-burst: much of the lateness). Prints a markdown table and, per contention and
+ * loop waited, runnable, for a CPU per second (likely a loopback write waking the client onto the writing server's
+ * core, where it preempts the loop mid-burst). Prints a markdown table and, per contention and
  * concurrency, tapedeck's ratios to the ceiling; with {@code --rounds N}, the pair runs in ABBA order (tapedeck first
  * in odd rounds, the ceiling first in even ones) and the medians of the ratios follow.
  * <p>
