@@ -28,9 +28,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
  * client, the servers' event-loop CPU over the window is read from the kernel's per-thread {@code schedstat}, per
  * 1,000 tokens received: the steadiest of the figures on a shared machine; and from the same figures, how long the
  * loop waited, runnable, for a CPU per second (likely a loopback write waking the client onto the writing server's
- * core, where it preempts the loop mid-burst). Prints a markdown table and, per contention and
- * concurrency, tapedeck's ratios to the ceiling; with {@code --rounds N}, the pair runs in ABBA order (tapedeck first
- * in odd rounds, the ceiling first in even ones) and the medians of the ratios follow.
+ * core, where it preempts the loop mid-burst). Prints a markdown table and, per contention and concurrency,
+ * tapedeck's ratios to the ceiling; with {@code --rounds N}, the pair runs in ABBA order (tapedeck first in odd
+ * rounds, the ceiling first in even ones) and the medians of the ratios follow.
  * <p>
  * Usage: {@code java -cp bench/target/benchmarks.jar dev.tapedeck.bench.ScaleBench [--streams 1000,10000]
  * [--warmup 10] [--measure 20] [--ttft-ms 100] [--itl-ms 50] [--max-tokens 200] [--transport auto]

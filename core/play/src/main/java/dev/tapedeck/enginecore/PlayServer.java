@@ -9,9 +9,8 @@ import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.zeromq.ZContext;
 
-import dev.tapedeck.net.ZmqContexts;
-
 import dev.tapedeck.engine.EngineConfig;
+import dev.tapedeck.net.ZmqContexts;
 
 /**
  * {@code tapedeck play}: N simulated engine cores, each an {@link EngineCoreAgent} on its own thread (Agrona

@@ -50,8 +50,7 @@ class LineGathererTest
     {
         final LineGatherer lines = new LineGatherer(UnpooledByteBufAllocator.DEFAULT, 4);
         final List<String> seen = new ArrayList<>();
-        final LineGatherer.Sink sink = (buf, from, to) -> seen.add(buf.toString(from, to - from,
-            StandardCharsets.UTF_8));
+        final LineGatherer.Sink sink = collectInto(seen);
         final ByteBuf read = Unpooled.copiedBuffer("first\nsecond, no newline", StandardCharsets.UTF_8);
         int index = 0;
         while (index < read.writerIndex())
@@ -73,8 +72,7 @@ class LineGathererTest
     {
         final LineGatherer lines = new LineGatherer(UnpooledByteBufAllocator.DEFAULT, 4);
         final List<String> seen = new ArrayList<>();
-        final LineGatherer.Sink sink = (buf, from, to) -> seen.add(buf.toString(from, to - from,
-            StandardCharsets.UTF_8));
+        final LineGatherer.Sink sink = collectInto(seen);
         final ByteBuf first = Unpooled.copiedBuffer("stale", StandardCharsets.UTF_8);
         assertEquals(5, lines.next(first, 0, 5, 100, sink));
         lines.clear();
@@ -84,13 +82,18 @@ class LineGathererTest
         lines.release();
     }
 
+    /** A sink that adds each line, as text, to {@code seen}. */
+    private static LineGatherer.Sink collectInto(final List<String> seen)
+    {
+        return (buf, from, to) -> seen.add(buf.toString(from, to - from, StandardCharsets.UTF_8));
+    }
+
     /** The lines of {@code input} fed in reads of {@code readBytes}, then "too long" if one was refused. */
     private static List<String> gather(final String input, final int readBytes, final int limitBytes)
     {
         final LineGatherer lines = new LineGatherer(UnpooledByteBufAllocator.DEFAULT, 2);
         final List<String> seen = new ArrayList<>();
-        final LineGatherer.Sink sink = (buf, from, to) -> seen.add(buf.toString(from, to - from,
-            StandardCharsets.UTF_8));
+        final LineGatherer.Sink sink = collectInto(seen);
         final byte[] bytes = input.getBytes(StandardCharsets.UTF_8);
         try
         {
