@@ -12,14 +12,12 @@ import dev.tapedeck.engine.Engine;
 import dev.tapedeck.engine.EngineTime;
 import dev.tapedeck.engine.OutputSink;
 import dev.tapedeck.engine.Request;
-import dev.tapedeck.engine.Step;
 import dev.tapedeck.tokens.TokenVocabulary;
 
 /**
  * Binds one engine to its event loop: drives the engine's clock with one scheduled task at the engine's next
  * deadline, and turns engine outputs into HTTP responses. Tokens are appended to their {@link Choice} as they come;
- * a stream is written and flushed when the step moves on to another stream's tokens (an engine that keeps its
- * clock) or at the end of the batch (one behind it), and at the end of each batch every response still touched is.
+ * at the end of each batch every touched response is written and flushed once.
  * <p>
  * Event-loop confined: the engine, every channel of this instance and this object share one thread.
  */
@@ -33,14 +31,6 @@ final class HttpFront implements OutputSink
     private Engine engine;
     private HttpStream[] dirty = new HttpStream[64];
     private int dirtyCount;
-    /** The stream the last token went to, or null: it is written when a token for another stream comes. */
-    private HttpStream tokenStream;
-    /** The due time the write-as-generated decision was taken for (a step's end, a held first token's time). */
-    private long decidedForDueNs = Long.MIN_VALUE;
-    /** Whether the tokens due at {@link #decidedForDueNs} are written stream by stream as the step produces them. */
-    private boolean writeAsGenerated;
-    /** True while the engine works, inside {@link #kick()}: what completes then must not re-enter the engine. */
-    private boolean inEngineWork;
     private ScheduledFuture<?> armed;
     private long armedDeadlineNs = Long.MAX_VALUE;
     /**
@@ -73,15 +63,6 @@ final class HttpFront implements OutputSink
     Engine engine()
     {
         return engine;
-    }
-
-    /**
-     * @return true while the engine works (its outputs are being written): a response that completes then serves
-     *     what was pipelined behind it in a later task, not inside the engine's step.
-     */
-    boolean inEngineWork()
-    {
-        return inEngineWork;
     }
 
     ServeOptions options()
@@ -154,15 +135,7 @@ final class HttpFront implements OutputSink
         {
             return;
         }
-        inEngineWork = true;
-        try
-        {
-            engine.doWork(nowNs());
-        }
-        finally
-        {
-            inEngineWork = false;
-        }
+        engine.doWork(nowNs());
         // the delay is measured from now, after the batch was written, or every step would be late by that much
         rearm(nowNs());
     }
@@ -206,20 +179,6 @@ final class HttpFront implements OutputSink
         {
             return false;
         }
-        final long dueNs = request.lastTokenNs();
-        if (dueNs != decidedForDueNs)
-        {
-            decideWriting(dueNs);
-        }
-        final HttpStream stream = choice.stream;
-        if (stream != tokenStream)
-        {
-            if (null != tokenStream && writeAsGenerated)
-            {
-                flushSafely(tokenStream); // the step moved past it: written while its objects are still in cache
-            }
-            tokenStream = stream;
-        }
         final boolean stop = choice.appendToken(vocabulary.bytes(tokenId));
         if (choice.stream.keepsTokenIds)
         {
@@ -227,22 +186,6 @@ final class HttpFront implements OutputSink
         }
         choice.stream.addToken(request.lastTokenNs());
         return stop;
-    }
-
-    /**
-     * Decide, at the first token due at {@code dueNs} (a step's end), how its tokens are written. A step that
-     * completes on time has its streams written one by one as it produces their tokens, in the one pass over them
-     * (the bare server's single pass; two passes touched each stream's objects twice, the second time from cold
-     * memory). An engine a step or more behind its clock (overloaded: the next step is due already, and the engine
-     * takes it in the same call) keeps the tokens until it has caught up, so that a stream gets one write for the
-     * steps it caught up on, not one per step.
-     */
-    private void decideWriting(final long dueNs)
-    {
-        decidedForDueNs = dueNs;
-        final Step step = engine.currentStep();
-        writeAsGenerated = nowNs() - dueNs < step.endNs() - step.startNs();
-        tokenStream = null; // a stream of the step before is written when this one moves past it, or at the end
     }
 
     @Override
@@ -260,32 +203,23 @@ final class HttpFront implements OutputSink
     @Override
     public void onBatchEnd(final long nowNs)
     {
-        tokenStream = null;
         for (int i = 0; i < dirtyCount; i++)
         {
             final HttpStream stream = dirty[i];
             dirty[i] = null;
-            if (stream.dirty)
+            try
             {
-                flushSafely(stream);
+                stream.flush();
+            }
+            catch (final RuntimeException ex)
+            {
+                // a defect in one response (or in the pipelined request it starts) must not stop every other stream
+                LOG.log(System.Logger.Level.WARNING, "writing a response failed; closing its connection", ex);
+                stream.ctx.close();
             }
         }
         dirtyCount = 0;
         batches++;
-    }
-
-    private static void flushSafely(final HttpStream stream)
-    {
-        try
-        {
-            stream.flush();
-        }
-        catch (final RuntimeException ex)
-        {
-            // a defect in one response (or in the pipelined request it starts) must not stop every other stream
-            LOG.log(System.Logger.Level.WARNING, "writing a response failed; closing its connection", ex);
-            stream.ctx.close();
-        }
     }
 
     /**

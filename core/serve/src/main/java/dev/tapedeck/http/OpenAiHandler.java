@@ -40,8 +40,6 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     private String responseRequestId;
     /** True while this connection's request is parsed and tokenized off the loop. */
     private boolean preparing;
-    /** Requests pipelined behind a response that completed inside the engine's step wait for a task of their own. */
-    private boolean pipelinedDeferred;
 
     OpenAiHandler(final Instance instance, final CompletionAdmission admission)
     {
@@ -59,7 +57,7 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
     @Override
     protected void channelRead0(final ChannelHandlerContext context, final FullHttpRequest request)
     {
-        if (null != active || preparing || pipelinedDeferred)
+        if (null != active || preparing)
         {
             pipelined.add(request);
             return;
@@ -479,18 +477,6 @@ final class OpenAiHandler extends SimpleChannelInboundHandler<FullHttpRequest> i
         if (!stream.keepAlive && !stream.closed)
         {
             ctx.channel().close();
-            return;
-        }
-        if (stream.front.inEngineWork() && !pipelined.isEmpty())
-        {
-            // written in the middle of the engine's step: the next request (which may submit, abort, reset the
-            // cache or kick the engine) is served once the step is done, still before any later read
-            pipelinedDeferred = true;
-            ctx.executor().execute(() ->
-            {
-                pipelinedDeferred = false;
-                servePipelined();
-            });
             return;
         }
         servePipelined();
