@@ -63,14 +63,7 @@ final class LineGatherer
         if (kept.isReadable())
         {
             kept.writeBytes(in, from, newline - from);
-            try
-            {
-                sink.line(kept, kept.readerIndex(), kept.writerIndex());
-            }
-            finally
-            {
-                kept.clear();
-            }
+            endPart(sink); // the kept start and this read's rest are the whole line
         }
         else
         {
