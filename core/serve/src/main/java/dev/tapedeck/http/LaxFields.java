@@ -16,6 +16,7 @@ final class LaxFields
 {
     private static final Set<String> TRUE = Set.of("1", "on", "t", "true", "y", "yes");
     private static final Set<String> FALSE = Set.of("0", "off", "f", "false", "n", "no");
+    private static final String[] PENALTIES = {"presence_penalty", "frequency_penalty"};
 
     private LaxFields()
     {
@@ -166,40 +167,28 @@ final class LaxFields
     {
         // each message is built only when its check fails: a request that passes them all builds no string
         final Double temperature = optionalFloat(root, "temperature");
-        if (null != temperature && !(temperature >= 0))
-        {
-            throw ApiException.badRequest("temperature must be non-negative, got " + temperature + ".", "temperature");
-        }
+        check(null == temperature || temperature >= 0, "temperature", "must be non-negative", temperature);
         final Double topP = optionalFloat(root, "top_p");
-        if (null != topP && !(topP > 0 && topP <= 1))
-        {
-            throw ApiException.badRequest("top_p must be in (0, 1], got " + topP + ".", "top_p");
-        }
+        check(null == topP || (topP > 0 && topP <= 1), "top_p", "must be in (0, 1]", topP);
         final Integer topK = optionalInt(root, "top_k");
-        if (null != topK && topK < -1)
-        {
-            throw ApiException.badRequest("top_k must be 0 (disable), or at least 1, got " + topK + ".", "top_k");
-        }
+        check(null == topK || topK >= -1, "top_k", "must be 0 (disable), or at least 1", topK);
         final Double minP = optionalFloat(root, "min_p");
-        if (null != minP && !(minP >= 0 && minP <= 1))
+        check(null == minP || (minP >= 0 && minP <= 1), "min_p", "must be in [0, 1]", minP);
+        for (final String penalty : PENALTIES)
         {
-            throw ApiException.badRequest("min_p must be in [0, 1], got " + minP + ".", "min_p");
+            final Double value = optionalFloat(root, penalty);
+            check(null == value || (value >= -2 && value <= 2), penalty, "must be in [-2, 2]", value);
         }
-        checkPenalty(optionalFloat(root, "presence_penalty"), "presence_penalty");
-        checkPenalty(optionalFloat(root, "frequency_penalty"), "frequency_penalty");
         final Double repetition = optionalFloat(root, "repetition_penalty");
-        if (null != repetition && !(repetition > 0))
-        {
-            throw ApiException.badRequest("repetition_penalty must be greater than zero, got " + repetition + ".",
-                "repetition_penalty");
-        }
+        check(null == repetition || repetition > 0, "repetition_penalty", "must be greater than zero", repetition);
     }
 
-    private static void checkPenalty(final Double value, final String name)
+    /** A 400 naming {@code param}: "{@code param rule}, got {@code value}.", its text built only on failure. */
+    private static void check(final boolean ok, final String param, final String rule, final Object value)
     {
-        if (null != value && !(value >= -2 && value <= 2))
+        if (!ok)
         {
-            throw ApiException.badRequest(name + " must be in [-2, 2], got " + value + ".", name);
+            throw ApiException.badRequest(param + " " + rule + ", got " + value + ".", param);
         }
     }
 
