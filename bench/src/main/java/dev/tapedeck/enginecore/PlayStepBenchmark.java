@@ -10,6 +10,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -41,13 +42,22 @@ public class PlayStepBenchmark
 {
     private static final int RUNNING = 256;
 
+    /**
+     * KV block size in tokens: 16384 (no decode in the run needs a new block, as in {@code EngineCoreScaleBench}) or
+     * vLLM's default 16 (each step some of the 256 requests fill their last block and take a new one).
+     */
+    @Param({"16384", "16"})
+    public int blockSize;
+
     private Engine engine;
     private long bytes;
 
     @Setup(Level.Trial)
     public void setUp()
     {
-        final EngineConfig config = EngineStepBenchmark.roomyConfig(RUNNING, RUNNING)
+        // room for about 2 million steps (a run of -wi 3 -i 5 takes under 1.5 million)
+        final EngineConfig config = EngineStepBenchmark.roomyConfig(RUNNING, RUNNING).blockSize(blockSize)
+            .kvCacheBlocks(RUNNING * ((1 << 21) / blockSize + 2))
             .latencyModel(new StepLatencyModel(new StepCoefficients("bench", 1, 0, 0, 0, 0, "bench"))).conclude();
         final OutputBatcher batcher = new OutputBatcher(0, VllmLine.NEWEST, 1,
             (client, message) -> bytes += message.length, new HashMap<>());

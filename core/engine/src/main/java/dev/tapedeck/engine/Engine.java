@@ -33,7 +33,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
     };
 
     private final EngineConfig config;
-    private final Scheduler scheduler;
+    final Scheduler scheduler; // package-private: tests reach the scheduler's switches
     private final KvCache kv;
     private final Step step;
     private final DeadlineTimers clock;
@@ -557,8 +557,7 @@ public final class Engine implements Scheduler.Admission, DeadlineTimerWheel.Tim
 
     private void startStep(final long startNs)
     {
-        step.reset(startNs, stepSequence + 1);
-        scheduler.compose(step, startNs, this);
+        scheduler.compose(step, startNs, stepSequence + 1, this);
         if (step.isEmpty())
         {
             stepInFlight = false;

@@ -26,6 +26,11 @@ import java.util.Arrays;
  * Requests held for their first token (a knob-model delay) count as running but take no budget and are not
  * preempted.
  * <p>
+ * A steady batch (every running request decoding one token, nothing waiting, nothing admitted, finished or
+ * preempted since) is not composed again: the step is repeated with the same requests, and only those whose last KV
+ * block is full ask the cache for a new one, as vLLM's model runner keeps a persistent batch and applies only what
+ * changed. The result is the same step a full composition gives ({@code SteadyStepTest} compares the two).
+ * <p>
  * The running set is a fixed array in admission order. <b>Not thread safe</b>; owned by the engine.
  */
 final class Scheduler
@@ -47,6 +52,19 @@ final class Scheduler
     private Request[] deferred = new Request[8];
     private int deferredCount;
     private int deferredLastStep;
+    /**
+     * True when the step last composed is a steady decode batch: every running request decoding one token, none paced
+     * or speculative, no prompt block left to register, nothing waiting. The next step is then the same batch, and is
+     * kept instead of composed again ({@link #repeatSteadyStep}), as long as {@link #runningChanges} has not moved.
+     */
+    private boolean steady;
+    private boolean repeatSteadySteps = true;
+    private long runningChanges;
+    private long steadyRunningChanges;
+    /** Per step position of a steady batch: the step sequence at which its request's last block is full. */
+    private long[] blockFullAtStep;
+    private long nextBlockFullAtStep;
+    private long repeatedSteps;
     /** The last waiting request refused for want of blocks, and the state it was refused in. */
     private Request refused;
     private long refusedPoolChanges;
@@ -55,6 +73,7 @@ final class Scheduler
     Scheduler(final EngineConfig config, final KvCache kv)
     {
         running = new Request[config.maxNumSeqs()];
+        blockFullAtStep = new long[config.maxNumSeqs()];
         waiting = new WaitingQueue(config.maxWaitingQueueLength() + config.maxNumSeqs(), config.schedulingPolicy());
         this.kv = kv;
         maxNumBatchedTokens = config.maxNumBatchedTokens();
@@ -113,18 +132,28 @@ final class Scheduler
     /**
      * Fill {@code step} for a step starting at {@code nowNs}; admitted and preempted requests are handed to
      * {@code admission}.
+     *
+     * @param sequence the new step's sequence number (one more than the last step's).
      */
-    void compose(final Step step, final long nowNs, final Admission admission)
+    void compose(final Step step, final long nowNs, final long sequence, final Admission admission)
     {
         budget = maxNumBatchedTokens;
         preemptedThisStep = false;
         composeNs = nowNs;
         kv.stepStarted(nowNs);
+        if (steady && steadyRunningChanges == runningChanges && waiting.isEmpty() && repeatSteadySteps &&
+            repeatSteadyStep(step, nowNs, sequence))
+        {
+            return;
+        }
+        step.reset(nowNs, sequence);
+        boolean steadyDecodes = true;
         for (int i = 0; i < runningCount && budget > 0; i++)
         {
             final Request request = running[i];
             if (Request.State.DECODE != request.state)
             {
+                steadyDecodes = false;
                 continue;
             }
             final int drafts = Math.max(0, Math.min(request.draftTokens,
@@ -133,6 +162,8 @@ final class Scheduler
             {
                 step.addDecode(request, drafts);
                 budget -= 1 + drafts;
+                steadyDecodes &= 0 == request.draftTokens && null == request.pacing && !request.hasRecordedStep() &&
+                    request.numRegisteredBlocks >= request.numHashedBlocks;
             }
         }
         for (int i = 0; i < runningCount && budget > 0; i++)
@@ -194,6 +225,88 @@ final class Scheduler
         }
         deferredCount = 0;
         step.runningRequests(runningCount);
+        steady = steadyDecodes && !preemptedThisStep && 0 == step.prefillRequests() && step.size() == runningCount &&
+            waiting.isEmpty() && 0 == deferredLastStep;
+        if (steady)
+        {
+            markSteady(step, sequence);
+        }
+    }
+
+    /**
+     * Note, for each request of a steady batch, the step at which its last block is full, so that a repeated step
+     * asks the KV cache only for the requests that need a block in it.
+     */
+    private void markSteady(final Step step, final long sequence)
+    {
+        steadyRunningChanges = runningChanges;
+        final int blockSize = kv.blockSize();
+        long next = Long.MAX_VALUE;
+        for (int i = 0, size = step.size(); i < size; i++)
+        {
+            final Request request = step.request(i);
+            // after this step's token the request has computed numComputedTokens + 1 tokens: one step per free slot
+            final long fullAt = sequence + (long)request.numBlocks * blockSize - request.numComputedTokens;
+            blockFullAtStep[i] = fullAt;
+            next = Math.min(next, fullAt);
+        }
+        nextBlockFullAtStep = next;
+    }
+
+    /**
+     * The last step was a steady batch and nothing has changed the running set since: every request in it decoded
+     * one token and is decoding again, so the step composed from scratch would hold the same requests in the same
+     * order. Only the requests whose last block is full need the KV cache (a new block each); if one cannot have
+     * it, the step is composed from scratch, which preempts as usual (the blocks given here are kept: asking again
+     * finds them).
+     *
+     * @return true if the step was repeated.
+     */
+    private boolean repeatSteadyStep(final Step step, final long nowNs, final long sequence)
+    {
+        if (sequence >= nextBlockFullAtStep)
+        {
+            final int blockSize = kv.blockSize();
+            long next = Long.MAX_VALUE;
+            for (int i = 0, size = step.size(); i < size; i++)
+            {
+                long fullAt = blockFullAtStep[i];
+                if (fullAt <= sequence)
+                {
+                    final Request request = step.request(i);
+                    if (!kv.allocate(request, 0, 1))
+                    {
+                        steady = false;
+                        return false;
+                    }
+                    fullAt = sequence + (long)request.numBlocks * blockSize - request.numComputedTokens;
+                    blockFullAtStep[i] = fullAt;
+                }
+                next = Math.min(next, fullAt);
+            }
+            nextBlockFullAtStep = next;
+        }
+        step.repeat(nowNs, sequence);
+        repeatedSteps++;
+        budget -= step.size();
+        deferredLastStep = 0;
+        return true;
+    }
+
+    /**
+     * @return steps that repeated a steady batch instead of being composed.
+     */
+    long repeatedSteps()
+    {
+        return repeatedSteps;
+    }
+
+    /**
+     * @param value false to compose every step from scratch (tests compare the two).
+     */
+    void repeatSteadySteps(final boolean value)
+    {
+        repeatSteadySteps = value;
     }
 
     /**
@@ -201,6 +314,7 @@ final class Scheduler
      */
     boolean removeRunning(final Request request)
     {
+        runningChanges++;
         for (int i = 0; i < runningCount; i++)
         {
             if (running[i] == request)

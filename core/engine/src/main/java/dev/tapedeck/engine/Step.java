@@ -18,6 +18,18 @@ public final class Step implements StepShape
     private int prefillTokens;
     private int draftTokens;
     private long decodeContextTokens;
+    /**
+     * Start the next step of a steady batch with the same requests and tokens: each decoded one token in this step,
+     * so the batch's context grew by one token per request.
+     */
+    void repeat(final long stepStartNs, final long stepSequence)
+    {
+        startNs = stepStartNs;
+        endNs = stepStartNs;
+        sequence = stepSequence;
+        decodeContextTokens += decodeRequests;
+    }
+
     /** Decodes timed by their own recorded or paced gaps ({@link StepTimer}); most steps have none. */
     private int pacedDecodes;
     private long prefillAttentionPairs;
