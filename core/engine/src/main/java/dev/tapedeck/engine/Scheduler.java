@@ -65,6 +65,7 @@ final class Scheduler
     private long[] blockFullAtStep;
     private long nextBlockFullAtStep;
     private long repeatedSteps;
+    private long steadyFallbacks;
     /** The last waiting request refused for want of blocks, and the state it was refused in. */
     private Request refused;
     private long refusedPoolChanges;
@@ -225,8 +226,8 @@ final class Scheduler
         }
         deferredCount = 0;
         step.runningRequests(runningCount);
-        steady = steadyDecodes && !preemptedThisStep && 0 == step.prefillRequests() && step.size() == runningCount &&
-            waiting.isEmpty() && 0 == deferredLastStep;
+        steady = steadyDecodes && !preemptedThisStep && 0 == step.prefillRequests() && step.size() > 0 &&
+            step.size() == runningCount && waiting.isEmpty() && 0 == deferredLastStep;
         if (steady)
         {
             markSteady(step, sequence);
@@ -277,6 +278,7 @@ final class Scheduler
                     if (!kv.allocate(request, 0, 1))
                     {
                         steady = false;
+                        steadyFallbacks++;
                         return false;
                     }
                     fullAt = sequence + (long)request.numBlocks * blockSize - request.numComputedTokens;
@@ -299,6 +301,14 @@ final class Scheduler
     long repeatedSteps()
     {
         return repeatedSteps;
+    }
+
+    /**
+     * @return steady batches that were composed from scratch because a request could not have its new block.
+     */
+    long steadyFallbacks()
+    {
+        return steadyFallbacks;
     }
 
     /**

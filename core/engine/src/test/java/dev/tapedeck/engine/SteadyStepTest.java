@@ -3,15 +3,20 @@ package dev.tapedeck.engine;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.tapedeck.kv.KvEventSink;
 import dev.tapedeck.kv.MediaSpans;
 import dev.tapedeck.latency.LatencyModel;
 import dev.tapedeck.latency.SeededRandom;
 import dev.tapedeck.latency.StepShape;
+import dev.tapedeck.lora.LoraAdapter;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,15 +27,30 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * requests' block boundaries at different steps, shared prefixes, output lengths, arrivals in the middle of steady
  * stretches, aborts, stop requests from the sink, a pool small enough to preempt in some seeds, priorities) and runs
  * it twice on a manual clock, repeating and composing; every step's shape, token, finish and KV event must match.
+ * Each mode adds what could change a batch between steps: first tokens held back, LoRA adapters beyond
+ * {@code --max-loras}, the CPU offload connector, a driver that comes late (steps anchored in the past), or all.
  */
 class SteadyStepTest
 {
-    @ParameterizedTest
-    @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
-    void shouldDoExactlyWhatComposingEveryStepDoes(final int seed)
+    private static final int HELD = 1;
+    private static final int LORA = 2;
+    private static final int OFFLOAD = 4;
+    private static final int LATE = 8;
+    private static final LoraAdapter SQL = new LoraAdapter("sql", 1, "/adapters/sql", null);
+    private static final LoraAdapter CHAT = new LoraAdapter("chat", 2, "/adapters/chat", null);
+
+    static Stream<Arguments> workloads()
     {
-        final Run composed = run(seed, false);
-        final Run repeated = run(seed, true);
+        return IntStream.of(0, HELD, LORA, OFFLOAD, LATE, HELD | LORA | OFFLOAD | LATE).boxed()
+            .flatMap(mode -> IntStream.rangeClosed(1, 12).mapToObj(seed -> Arguments.of(mode, seed)));
+    }
+
+    @ParameterizedTest(name = "mode {0}, seed {1}")
+    @MethodSource("workloads")
+    void shouldDoExactlyWhatComposingEveryStepDoes(final int mode, final int seed)
+    {
+        final Run composed = run(seed, mode, false);
+        final Run repeated = run(seed, mode, true);
         assertTrue(composed.steps.size() > 50, "the workload runs: " + composed.steps.size() + " steps");
         assertEquals(0, composed.repeatedSteps, "composing every step repeats none");
         assertTrue(repeated.repeatedSteps > 0, "some steps are steady and repeated");
@@ -41,6 +61,17 @@ class SteadyStepTest
         assertEquals(composed.freeBlocks, repeated.freeBlocks, "the blocks left free");
     }
 
+    @Test
+    void shouldComposeARepeatedStepFromScratchWhenARequestCannotHaveItsBlock()
+    {
+        long fallbacks = 0;
+        for (int seed = 1; seed <= 12; seed++)
+        {
+            fallbacks += run(seed, 0, true).steadyFallbacks;
+        }
+        assertTrue(fallbacks > 0, "the small pools run out in a steady stretch");
+    }
+
     /** Everything the engine did in one run, as comparable strings. */
     private static final class Run
     {
@@ -49,16 +80,17 @@ class SteadyStepTest
         final List<String> finishes = new ArrayList<>();
         final List<String> kvEvents = new ArrayList<>();
         long repeatedSteps;
+        long steadyFallbacks;
         int freeBlocks;
     }
 
-    private static Run run(final int seed, final boolean repeat)
+    private static Run run(final int seed, final int mode, final boolean repeat)
     {
         final SplittableRandom draw = new SplittableRandom(seed);
         final Run run = new Run();
         final boolean tightPool = 0 == seed % 3;
         final EngineConfig config = new EngineConfig()
-            .latencyModel(new ContextModel(run.steps))
+            .latencyModel(new ContextModel(run.steps, 0 != (mode & HELD)))
             .blockSize(0 == seed % 2 ? 16 : 32)
             .kvCacheBlocks(tightPool ? 60 : 4096)
             .maxNumSeqs(24)
@@ -67,6 +99,15 @@ class SteadyStepTest
             .schedulingPolicy(0 == seed % 4 ? SchedulingPolicy.PRIORITY : SchedulingPolicy.FCFS)
             .kvEventSink(new EventLog(run.kvEvents))
             .seed(seed);
+        if (0 != (mode & LORA))
+        {
+            config.maxLoras(1);
+        }
+        if (0 != (mode & OFFLOAD))
+        {
+            config.kvOffload(new KvOffloadSettings(KvOffloadSettings.OFFLOADING_CONNECTOR, 0, 256, 0, 1024, 1024,
+                16e9));
+        }
         final EngineHarness h = new EngineHarness(config);
         h.engine.scheduler.repeatSteadySteps(repeat);
         final RecordingSink sink = h.sink;
@@ -85,6 +126,11 @@ class SteadyStepTest
                     withPrefix(shared, promptLength, next);
                 final Request request = new Request(id, prompt).maxTokens(20 + draw.nextInt(180))
                     .priority(draw.nextInt(3)).arrivalNs(h.nowNs);
+                if (0 != (mode & LORA))
+                {
+                    final int adapter = draw.nextInt(3);
+                    request.lora(0 == adapter ? null : 1 == adapter ? SQL : CHAT);
+                }
                 assertEquals(SubmitResult.ACCEPTED, h.engine.submit(request, h.nowNs), id);
                 if (0 == draw.nextInt(6))
                 {
@@ -105,6 +151,10 @@ class SteadyStepTest
                 break;
             }
             h.nowNs = Math.max(h.nowNs, Math.min(deadlineNs, next < requests ? arrivalNs : Long.MAX_VALUE));
+            if (0 != (mode & LATE) && Long.MAX_VALUE != deadlineNs)
+            {
+                h.nowNs += draw.nextInt(4) * EngineHarness.STEP_NS; // the driver comes up to three steps late
+            }
             h.engine.doWork(h.nowNs);
             assertTrue(run.steps.size() < 100_000, "the workload ends");
         }
@@ -118,6 +168,7 @@ class SteadyStepTest
                 request.numOutputTokens() + " tokens, preempted " + request.preemptions());
         }
         run.repeatedSteps = h.engine.scheduler.repeatedSteps();
+        run.steadyFallbacks = h.engine.scheduler.steadyFallbacks();
         run.freeBlocks = h.engine.kvBlockPool().freeBlocks();
         return run;
     }
@@ -134,8 +185,8 @@ class SteadyStepTest
         return prompt;
     }
 
-    /** Steps whose duration depends on their whole shape, each shape recorded. */
-    private record ContextModel(List<String> steps) implements LatencyModel
+    /** Steps whose duration depends on their whole shape, each shape recorded; some first tokens held back. */
+    private record ContextModel(List<String> steps, boolean holdsFirstTokens) implements LatencyModel
     {
         @Override
         public long stepDurationNs(final StepShape step, final SeededRandom random)
@@ -150,7 +201,14 @@ class SteadyStepTest
         public long firstTokenDelayNs(final int promptTokens, final int cachedTokens, final int runningRequests,
             final SeededRandom random)
         {
-            return 0;
+            return holdsFirstTokens ? (promptTokens % 7) * 3 * EngineHarness.STEP_NS : 0;
+        }
+
+        @Override
+        public long firstTokenOverheadNs(final int promptTokens, final int cachedTokens, final int runningRequests,
+            final SeededRandom random)
+        {
+            return holdsFirstTokens && 0 == promptTokens % 2 ? (promptTokens % 5) * EngineHarness.STEP_NS : 0;
         }
 
         @Override
