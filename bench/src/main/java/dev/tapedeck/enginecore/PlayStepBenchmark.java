@@ -65,7 +65,10 @@ public class PlayStepBenchmark
         batcher.engine(engine);
         for (int i = 0; i < RUNNING; i++)
         {
-            final Request request = new Request("bench-" + i, new int[8]).maxTokens((1 << 24) - 8).ignoreEos(true);
+            // as play without a tokenizer (EngineCoreScaleBench's): output tokens drawn from the request's prompt
+            final int[] prompt = {100, 101, 102, 103, 104, 105, 106, 107};
+            final Request request = new Request("bench-" + i, prompt).maxTokens((1 << 24) - 8).ignoreEos(true)
+                .tokenPool(prompt);
             request.attachment(new PlayRequest(request, 0));
             engine.submit(request, 0);
         }
