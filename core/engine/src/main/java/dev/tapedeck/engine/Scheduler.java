@@ -62,7 +62,7 @@ final class Scheduler
     private long runningChanges;
     private long steadyRunningChanges;
     /** Per step position of a steady batch: the step sequence at which its request's last block is full. */
-    private long[] blockFullAtStep;
+    private final long[] blockFullAtStep;
     private long nextBlockFullAtStep;
     private long repeatedSteps;
     private long steadyFallbacks;
@@ -241,17 +241,23 @@ final class Scheduler
     private void markSteady(final Step step, final long sequence)
     {
         steadyRunningChanges = runningChanges;
-        final int blockSize = kv.blockSize();
         long next = Long.MAX_VALUE;
         for (int i = 0, size = step.size(); i < size; i++)
         {
-            final Request request = step.request(i);
-            // after this step's token the request has computed numComputedTokens + 1 tokens: one step per free slot
-            final long fullAt = sequence + (long)request.numBlocks * blockSize - request.numComputedTokens;
+            final long fullAt = blockFullAt(step.request(i), sequence);
             blockFullAtStep[i] = fullAt;
             next = Math.min(next, fullAt);
         }
         nextBlockFullAtStep = next;
+    }
+
+    /**
+     * @return the first step after step {@code sequence} (whose token has its slot) at which the request needs a new
+     *     block: after step {@code sequence} it has computed {@code numComputedTokens + 1} tokens, one more a step.
+     */
+    private long blockFullAt(final Request request, final long sequence)
+    {
+        return sequence + (long)request.numBlocks * kv.blockSize() - request.numComputedTokens;
     }
 
     /**
@@ -267,7 +273,6 @@ final class Scheduler
     {
         if (sequence >= nextBlockFullAtStep)
         {
-            final int blockSize = kv.blockSize();
             long next = Long.MAX_VALUE;
             for (int i = 0, size = step.size(); i < size; i++)
             {
@@ -281,7 +286,7 @@ final class Scheduler
                         steadyFallbacks++;
                         return false;
                     }
-                    fullAt = sequence + (long)request.numBlocks * blockSize - request.numComputedTokens;
+                    fullAt = blockFullAt(request, sequence);
                     blockFullAtStep[i] = fullAt;
                 }
                 next = Math.min(next, fullAt);
