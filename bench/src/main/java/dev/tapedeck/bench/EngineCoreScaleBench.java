@@ -32,7 +32,8 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
  * ceiling. Both receivers decode every message the same way (counting tokens). Prints messages/s and tokens/s, quiet
  * and, with competitor threads, again beside a {@link CpuCompetitor} pinned to the given CPUs; the CPU the whole
  * process (sender or engine, both sides' I/O threads, the receiver) and the sending thread spent per message over the
- * window; and, before the requests arrive, the CPU time the idle engine's thread takes per second. With rounds above
+ * window, and by group of threads ({@link ThreadGroupCpu}: sending, ZeroMQ I/O, receiver, GC, JIT); and, before the
+ * requests arrive, the CPU time the idle engine's thread takes per second. With rounds above
  * one, the pairs run in ABBA order (odd rounds measure the ceiling first) and the median ratio follows.
  * <p>
  * Usage: {@code java -cp benchmarks.jar dev.tapedeck.bench.EngineCoreScaleBench [seconds=10] [stepMicros=20]
@@ -42,6 +43,7 @@ import dev.tapedeck.protocol.msgpack.MsgPackWriter;
 public final class EngineCoreScaleBench
 {
     private static final int RUNNING = 256;
+    private static final String RAW_SENDER = "raw-sender";
     private static final int IDLE_SECONDS = 3;
     private static final java.lang.management.ThreadMXBean THREADS =
         java.lang.management.ManagementFactory.getThreadMXBean();
@@ -68,6 +70,9 @@ public final class EngineCoreScaleBench
             "bytes/message | process CPU per message | sending thread's CPU per message |\n" +
             "|---:|---|---|---:|---:|---:|---:|---:|\n");
         final StringBuilder ratios = new StringBuilder();
+        final StringBuilder groups = new StringBuilder("| round | contention | path | " +
+            String.join(" | ", ThreadGroupCpu.NAMES) + " |\n|---:|---|---|" +
+            "---:|".repeat(ThreadGroupCpu.NAMES.length) + "\n");
         for (final int threads : competitorThreads > 0 ? new int[] {0, competitorThreads} : new int[] {0})
         {
             final String contention = CpuCompetitor.describe(threads, competitorCpus);
@@ -87,6 +92,8 @@ public final class EngineCoreScaleBench
                     table.append(String.format(Locale.ROOT, "| %d | %s | raw JeroMQ PUSH/PULL, same bytes | %,.0f | " +
                         "%,.0f | %,.0f | %.1f us | %.1f us |%n", round, contention, ceiling[0], ceiling[1], ceiling[2],
                         ceiling[4], ceiling[5]));
+                    groups.append(ThreadGroupCpu.row(round, contention, "tapedeck play", play, 6));
+                    groups.append(ThreadGroupCpu.row(round, contention, "raw JeroMQ", ceiling, 6));
                     roundRatios[round - 1] = play[1] / ceiling[1];
                     ratios.append(String.format(Locale.ROOT, "%s, round %d: tapedeck delivers %.2fx the ceiling's " +
                         "tokens/s; an idle engine thread uses %.1f ms of CPU per second%n", contention, round,
@@ -106,6 +113,10 @@ public final class EngineCoreScaleBench
         }
         System.out.println();
         System.out.print(table);
+        System.out.println();
+        System.out.println("CPU per message by thread (us, from /proc/self/task over the window; sending: the engine " +
+            "or the raw sender; receiver: the frontend's counting thread):");
+        System.out.print(groups);
         System.out.print(ratios);
     }
 
@@ -153,18 +164,21 @@ public final class EngineCoreScaleBench
                     push.close();
                 }
             });
+            sender.setName(RAW_SENDER);
             sender.start();
             final MsgPackReader reader = new MsgPackReader();
             countFor(pull, reader, 2, new AtomicLong());
             final AtomicLong tokens = new AtomicLong();
             final long[] cpuBefore = cpuNs(new long[] {sender.getId()});
+            final long[] groupsBefore = ThreadGroupCpu.sample();
             final long[] counts = countFor(pull, reader, seconds, tokens);
+            final long[] groupsAfter = ThreadGroupCpu.sample();
             final long[] cpuAfter = cpuNs(new long[] {sender.getId()});
             running.set(false);
             sender.join();
-            return new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds, message.length, 0,
-                perMessageUs(cpuAfter[0] - cpuBefore[0], counts[0]),
-                perMessageUs(cpuAfter[1] - cpuBefore[1], counts[0])};
+            return withGroups(new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds,
+                message.length, 0, perMessageUs(cpuAfter[0] - cpuBefore[0], counts[0]),
+                perMessageUs(cpuAfter[1] - cpuBefore[1], counts[0])}, groupsBefore, groupsAfter, counts[0]);
         }
     }
 
@@ -219,13 +233,15 @@ public final class EngineCoreScaleBench
             final AtomicLong tokens = new AtomicLong();
             final long[] engineThreads = engineThreadIds();
             final long[] cpuBefore = cpuNs(engineThreads);
+            final long[] groupsBefore = ThreadGroupCpu.sample();
             final long[] counts = countFor(output, reader, seconds, tokens);
+            final long[] groupsAfter = ThreadGroupCpu.sample();
             final long[] cpuAfter = cpuNs(engineThreads);
             server.shutdown(0);
-            return new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds,
+            return withGroups(new double[] {counts[0] / (double)seconds, tokens.get() / (double)seconds,
                 counts[1] / (double)Math.max(counts[0], 1), idleCpuMsPerS,
                 perMessageUs(cpuAfter[0] - cpuBefore[0], counts[0]),
-                perMessageUs(cpuAfter[1] - cpuBefore[1], counts[0])};
+                perMessageUs(cpuAfter[1] - cpuBefore[1], counts[0])}, groupsBefore, groupsAfter, counts[0]);
         }
     }
 
@@ -262,6 +278,18 @@ public final class EngineCoreScaleBench
             threadsNs += THREADS.getThreadCpuTime(thread);
         }
         return new long[] {PROCESS.getProcessCpuTime(), threadsNs};
+    }
+
+    /** {@code figures} followed by each thread group's CPU per message over the window, in microseconds. */
+    private static double[] withGroups(final double[] figures, final long[] before, final long[] after,
+        final long messages)
+    {
+        final double[] all = java.util.Arrays.copyOf(figures, figures.length + before.length);
+        for (int g = 0; g < before.length; g++)
+        {
+            all[figures.length + g] = before[g] < 0 ? Double.NaN : perMessageUs(after[g] - before[g], messages);
+        }
+        return all;
     }
 
     private static double perMessageUs(final long cpuNs, final long messages)

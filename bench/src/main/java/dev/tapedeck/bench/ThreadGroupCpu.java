@@ -1,0 +1,93 @@
+package dev.tapedeck.bench;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.Locale;
+
+/**
+ * CPU time of this JVM's threads by group, from the kernel's per-thread {@code schedstat} under
+ * {@code /proc/self/task}, which sees the threads the JVM's thread bean does not (garbage collection, JIT compilers):
+ * the sending thread (a play engine, {@code tapedeck-engine-*}, or {@code EngineCoreScaleBench}'s raw sender), the
+ * ZeroMQ I/O threads of every context ({@code iothread-*}), the receiver (the thread that runs {@code main} and counts
+ * the messages: {@code java}, as the launcher names it, or {@code main}), garbage collection, the JIT compilers, and
+ * the rest.
+ * <p>
+ * Stateless; call from any thread.
+ */
+final class ThreadGroupCpu
+{
+    static final String[] NAMES = {"sending", "ZeroMQ I/O threads", "receiver", "GC", "JIT", "other"};
+
+    private ThreadGroupCpu()
+    {
+    }
+
+    /**
+     * @return each group's CPU time so far in nanoseconds, in {@link #NAMES}' order; all -1 where {@code /proc} has
+     *     no such figures (not Linux).
+     */
+    static long[] sample()
+    {
+        final long[] ns = new long[NAMES.length];
+        final File[] tasks = new File("/proc/self/task").listFiles();
+        if (null == tasks)
+        {
+            java.util.Arrays.fill(ns, -1);
+            return ns;
+        }
+        for (final File task : tasks)
+        {
+            try
+            {
+                final String name = Files.readString(task.toPath().resolve("comm")).trim();
+                final long ranNs = Long.parseLong(Files.readString(task.toPath().resolve("schedstat")).trim()
+                    .split(" ")[0]);
+                ns[group(name)] += ranNs;
+            }
+            catch (final IOException | RuntimeException ended)
+            {
+                // the thread ended between the listing and the read
+            }
+        }
+        return ns;
+    }
+
+    private static int group(final String name)
+    {
+        if (name.startsWith("tapedeck-engine") || name.startsWith("raw-sender"))
+        {
+            return 0;
+        }
+        if (name.startsWith("iothread"))
+        {
+            return 1;
+        }
+        if ("main".equals(name) || "java".equals(name))
+        {
+            return 2;
+        }
+        if (name.startsWith("GC Thread") || name.startsWith("G1 "))
+        {
+            return 3;
+        }
+        if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler"))
+        {
+            return 4;
+        }
+        return 5;
+    }
+
+    /** A markdown row of the groups' figures, {@code figures[from]} on, one decimal. */
+    static String row(final int round, final String contention, final String path, final double[] figures,
+        final int from)
+    {
+        final StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "| %d | %s | %s |", round, contention,
+            path));
+        for (int g = 0; g < NAMES.length; g++)
+        {
+            row.append(String.format(Locale.ROOT, " %.1f |", figures[from + g]));
+        }
+        return row.append('\n').toString();
+    }
+}
