@@ -2,6 +2,7 @@ package dev.tapedeck.engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
@@ -28,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * stretches, aborts, stop requests from the sink, a pool small enough to preempt in some seeds, priorities) and runs
  * it twice on a manual clock, repeating and composing; every step's shape, token, finish and KV event must match.
  * Each mode adds what could change a batch between steps: first tokens held back, LoRA adapters beyond
- * {@code --max-loras}, the CPU offload connector, a driver that comes late (steps anchored in the past), or all.
+ * {@code --max-loras}, the CPU offload connector, a driver that comes late (steps anchored in the past), decodes
+ * whose prompt is pulled from a remote prefill engine (P/D), or several of them.
  */
 class SteadyStepTest
 {
@@ -36,12 +38,17 @@ class SteadyStepTest
     private static final int LORA = 2;
     private static final int OFFLOAD = 4;
     private static final int LATE = 8;
+    private static final int REMOTE = 16;
+    private static final KvTransferParams PULL = KvTransferParams.fromMap(Map.of("do_remote_prefill", true,
+        "remote_block_ids", List.of(7, 8, 9), "remote_engine_id", "p", "remote_request_id", "p-1",
+        "remote_host", "127.0.0.1", "remote_port", 5600));
     private static final LoraAdapter SQL = new LoraAdapter("sql", 1, "/adapters/sql", null);
     private static final LoraAdapter CHAT = new LoraAdapter("chat", 2, "/adapters/chat", null);
 
     static Stream<Arguments> workloads()
     {
-        return IntStream.of(0, HELD, LORA, OFFLOAD, LATE, HELD | LORA | OFFLOAD | LATE).boxed()
+        return IntStream.of(0, HELD, LORA, OFFLOAD, LATE, REMOTE, HELD | LORA | OFFLOAD | LATE,
+            HELD | LORA | LATE | REMOTE).boxed()
             .flatMap(mode -> IntStream.rangeClosed(1, 12).mapToObj(seed -> Arguments.of(mode, seed)));
     }
 
@@ -103,6 +110,10 @@ class SteadyStepTest
         {
             config.maxLoras(1);
         }
+        if (0 != (mode & REMOTE))
+        {
+            config.kvConnector(new ModelledPulls());
+        }
         if (0 != (mode & OFFLOAD))
         {
             config.kvOffload(new KvOffloadSettings(KvOffloadSettings.OFFLOADING_CONNECTOR, 0, 256, 0, 1024, 1024,
@@ -126,6 +137,10 @@ class SteadyStepTest
                     withPrefix(shared, promptLength, next);
                 final Request request = new Request(id, prompt).maxTokens(20 + draw.nextInt(180))
                     .priority(draw.nextInt(3)).arrivalNs(h.nowNs);
+                if (0 != (mode & REMOTE) && draw.nextBoolean())
+                {
+                    request.kvTransferParams(PULL);
+                }
                 if (0 != (mode & LORA))
                 {
                     final int adapter = draw.nextInt(3);
@@ -215,6 +230,40 @@ class SteadyStepTest
         public String describe()
         {
             return "context-dependent steps";
+        }
+    }
+
+    /** Remote prefills (P/D): a decode's prompt is pulled in half a step per block, modelled, never failing. */
+    private static final class ModelledPulls implements KvConnector
+    {
+        @Override
+        public int remoteTokens(final Request request, final int localHitTokens)
+        {
+            return null != request.kvTransferParams() && request.kvTransferParams().doRemotePrefill() ?
+                request.promptLength() - localHitTokens : 0;
+        }
+
+        @Override
+        public long startLoad(final Request request, final int fromBlock, final int toBlock, final long nowNs)
+        {
+            return nowNs + (toBlock - fromBlock) * EngineHarness.STEP_NS / 2;
+        }
+
+        @Override
+        public boolean requestFinished(final Request request, final long nowNs)
+        {
+            return false;
+        }
+
+        @Override
+        public void poll(final Completions completions, final long nowNs)
+        {
+        }
+
+        @Override
+        public long nextDeadlineNs()
+        {
+            return Long.MAX_VALUE;
         }
     }
 
