@@ -55,12 +55,11 @@ final class Scheduler
     /**
      * True when the step last composed is a steady decode batch: every running request decoding one token, none paced
      * or speculative, no prompt block left to register, nothing waiting. The next step is then the same batch, and is
-     * kept instead of composed again ({@link #repeatSteadyStep}), as long as {@link #runningChanges} has not moved.
+     * kept instead of composed again ({@link #repeatSteadyStep}), unless a request left the running set since
+     * ({@link #removeRunning} clears it).
      */
     private boolean steady;
     private boolean repeatSteadySteps = true;
-    private long runningChanges;
-    private long steadyRunningChanges;
     /** Per step position of a steady batch: the step sequence at which its request's last block is full. */
     private final long[] blockFullAtStep;
     private long nextBlockFullAtStep;
@@ -142,7 +141,7 @@ final class Scheduler
         preemptedThisStep = false;
         composeNs = nowNs;
         kv.stepStarted(nowNs);
-        if (steady && steadyRunningChanges == runningChanges && waiting.isEmpty() && repeatSteadySteps &&
+        if (steady && waiting.isEmpty() && repeatSteadySteps &&
             repeatSteadyStep(step, nowNs, sequence))
         {
             return;
@@ -240,7 +239,6 @@ final class Scheduler
      */
     private void markSteady(final Step step, final long sequence)
     {
-        steadyRunningChanges = runningChanges;
         long next = Long.MAX_VALUE;
         for (int i = 0, size = step.size(); i < size; i++)
         {
@@ -329,7 +327,7 @@ final class Scheduler
      */
     boolean removeRunning(final Request request)
     {
-        runningChanges++;
+        steady = false;
         for (int i = 0; i < runningCount; i++)
         {
             if (running[i] == request)

@@ -18,18 +18,6 @@ public final class Step implements StepShape
     private int prefillTokens;
     private int draftTokens;
     private long decodeContextTokens;
-    /**
-     * Start the next step of a steady batch with the same requests and tokens: each decoded one token in this step,
-     * so the batch's context grew by one token per request.
-     */
-    void repeat(final long stepStartNs, final long stepSequence)
-    {
-        startNs = stepStartNs;
-        endNs = stepStartNs;
-        sequence = stepSequence;
-        decodeContextTokens += decodeRequests;
-    }
-
     /** Decodes timed by their own recorded or paced gaps ({@link StepTimer}); most steps have none. */
     private int pacedDecodes;
     private long prefillAttentionPairs;
@@ -62,6 +50,18 @@ public final class Step implements StepShape
         startNs = stepStartNs;
         endNs = stepStartNs;
         sequence = stepSequence;
+    }
+
+    /**
+     * Start the next step of a steady batch with the same requests and tokens: each decoded one token in this step,
+     * so the batch's context grew by one token per request.
+     */
+    void repeat(final long stepStartNs, final long stepSequence)
+    {
+        startNs = stepStartNs;
+        endNs = stepStartNs;
+        sequence = stepSequence;
+        decodeContextTokens += decodeRequests;
     }
 
     void addDecode(final Request request, final int drafts)
