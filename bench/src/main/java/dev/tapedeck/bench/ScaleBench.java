@@ -269,32 +269,16 @@ public final class ScaleBench
      */
     static LoopTimes loopTimes(final long pid)
     {
-        final File[] tasks = new File("/proc/" + pid + "/task").listFiles();
-        if (null == tasks)
+        final long[] ranAndWaitedNs = new long[2];
+        final boolean read = ThreadGroupCpu.eachThread(Long.toString(pid), (name, ranNs, waitedNs) ->
         {
-            return LoopTimes.UNKNOWN;
-        }
-        long ran = 0;
-        long waited = 0;
-        for (final File task : tasks)
-        {
-            try
+            if (name.startsWith("tapedeck-http") || name.startsWith("multiThreadIo"))
             {
-                final String name = Files.readString(task.toPath().resolve("comm")).trim();
-                if (name.startsWith("tapedeck-http") || name.startsWith("multiThreadIo"))
-                {
-                    final String[] schedstat = Files.readString(task.toPath().resolve("schedstat")).trim()
-                        .split(" ");
-                    ran += Long.parseLong(schedstat[0]);
-                    waited += Long.parseLong(schedstat[1]);
-                }
+                ranAndWaitedNs[0] += ranNs;
+                ranAndWaitedNs[1] += waitedNs;
             }
-            catch (final IOException | RuntimeException ended)
-            {
-                // the thread ended between the listing and the read
-            }
-        }
-        return new LoopTimes(ran, waited);
+        });
+        return read ? new LoopTimes(ranAndWaitedNs[0], ranAndWaitedNs[1]) : LoopTimes.UNKNOWN;
     }
 
     private static double ratio(final long value, final long base)

@@ -23,6 +23,42 @@ final class ThreadGroupCpu
     {
     }
 
+    /** Told of one thread: its name and, from {@code schedstat}, its time on a CPU and waiting for one. */
+    interface ThreadTimes
+    {
+        void thread(String name, long ranNs, long waitedNs);
+    }
+
+    /**
+     * Read the name and {@code schedstat} of every thread of a process; a thread that ends meanwhile is skipped.
+     *
+     * @param pid the process id, or {@code self}.
+     * @param visitor told of each thread.
+     * @return false where {@code /proc} has no such figures (not Linux, or the process is gone).
+     */
+    static boolean eachThread(final String pid, final ThreadTimes visitor)
+    {
+        final File[] tasks = new File("/proc/" + pid + "/task").listFiles();
+        if (null == tasks)
+        {
+            return false;
+        }
+        for (final File task : tasks)
+        {
+            try
+            {
+                final String name = Files.readString(task.toPath().resolve("comm")).trim();
+                final String[] schedstat = Files.readString(task.toPath().resolve("schedstat")).trim().split(" ");
+                visitor.thread(name, Long.parseLong(schedstat[0]), Long.parseLong(schedstat[1]));
+            }
+            catch (final IOException | RuntimeException ended)
+            {
+                // the thread ended between the listing and the read
+            }
+        }
+        return true;
+    }
+
     /**
      * @return each group's CPU time so far in nanoseconds, in {@link #NAMES}' order; all -1 where {@code /proc} has
      *     no such figures (not Linux).
@@ -30,25 +66,9 @@ final class ThreadGroupCpu
     static long[] sample()
     {
         final long[] ns = new long[NAMES.length];
-        final File[] tasks = new File("/proc/self/task").listFiles();
-        if (null == tasks)
+        if (!eachThread("self", (name, ranNs, waitedNs) -> ns[group(name)] += ranNs))
         {
             java.util.Arrays.fill(ns, -1);
-            return ns;
-        }
-        for (final File task : tasks)
-        {
-            try
-            {
-                final String name = Files.readString(task.toPath().resolve("comm")).trim();
-                final long ranNs = Long.parseLong(Files.readString(task.toPath().resolve("schedstat")).trim()
-                    .split(" ")[0]);
-                ns[group(name)] += ranNs;
-            }
-            catch (final IOException | RuntimeException ended)
-            {
-                // the thread ended between the listing and the read
-            }
         }
         return ns;
     }
