@@ -10,11 +10,13 @@ import org.zeromq.ZMQ;
 /**
  * What a JeroMQ PUSH send costs the sending thread when the sender does work between messages, as a {@code play}
  * engine steps between its {@code EngineCoreOutputs}: one message of {@code EngineCoreScaleBench}'s size (3,379
- * bytes) every {@code gap} microseconds of busy work, to a PULL in another context drained by its own thread, for
+ * bytes) every {@code gap} microseconds of busy work, to a PULL in another context drained by the main thread, for
  * each gap given. While messages come faster than the sender's I/O thread writes them, the pipe never empties and a
  * send only queues; when they come slower, every send finds the I/O thread asleep and wakes it (a mailbox signal, a
- * system call, and on a busy box the woken thread often takes the sender's core). Prints messages/s and the mean
- * time a send takes, per gap.
+ * system call, and on a busy box the woken thread often takes the sender's core). Prints messages/s, the mean time a
+ * send takes, and the CPU per message of the sending thread, of both contexts' I/O threads and of the receiving
+ * thread ({@link ThreadGroupCpu}, over the measured window, per message received from it), per gap: I/O threads
+ * that take about as much CPU per message as the gap between messages are spinning, not sleeping, between them.
  * <p>
  * Usage: {@code java -cp benchmarks.jar dev.tapedeck.bench.PacedSendBench [seconds=6] [gapMicros...=0,5,7,9,11,15]}.
  */
@@ -36,7 +38,8 @@ public final class PacedSendBench
         final int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
         final String[] gaps = args.length > 1 ? java.util.Arrays.copyOfRange(args, 1, args.length) :
             new String[] {"0", "5", "7", "9", "11", "15"};
-        System.out.println("| gap between sends | messages/s | mean send() |\n|---:|---:|---:|");
+        System.out.println("| gap between sends | messages/s | mean send() | CPU per message: sending thread | " +
+            "ZeroMQ I/O threads | receiver |\n|---:|---:|---:|---:|---:|---:|");
         for (final String gap : gaps)
         {
             run(seconds, (long)(Double.parseDouble(gap) * 1000));
@@ -50,43 +53,62 @@ public final class PacedSendBench
         {
             final ZMQ.Socket pull = receiverContext.createSocket(SocketType.PULL);
             final int port = pull.bindToRandomPort("tcp://127.0.0.1");
-            final Thread receiver = new Thread(() ->
-            {
-                for (byte[] m = pull.recv(0); null != m && m.length > 1; m = pull.recv(0))
-                {
-                    // drain
-                }
-            }, "paced-receiver");
-            receiver.start();
             final ZMQ.Socket push = senderContext.createSocket(SocketType.PUSH);
             push.setHWM(0); // as the play engine's output socket
             push.connect("tcp://127.0.0.1:" + port);
-            Thread.sleep(300);
-            final long startNs = System.nanoTime();
-            final long endNs = startNs + WARMUP_NS + TimeUnit.SECONDS.toNanos(seconds);
-            long sendNs = 0;
-            long sends = 0;
-            for (long now = startNs; now < endNs; )
+            // written by the sender, read after join: nanoseconds in send() and sends in the window; the thread groups'
+            // CPU at the window's start and end
+            final long[] sendTotals = new long[2];
+            final long[][] cpu = new long[2][];
+            final Thread sender = new Thread(() -> sendPaced(push, message, gapNs, seconds, sendTotals, cpu),
+                "raw-sender");
+            sender.start();
+            long received = 0; // messages sent in the window (marked in their first byte)
+            for (byte[] m = pull.recv(0); null != m && m.length > 1; m = pull.recv(0))
             {
-                final long beforeNs = System.nanoTime();
-                push.send(message.clone(), ZMQ.DONTWAIT);
-                final long afterNs = System.nanoTime();
-                if (beforeNs - startNs >= WARMUP_NS)
-                {
-                    sendNs += afterNs - beforeNs;
-                    sends++;
-                }
-                do
-                {
-                    Thread.onSpinWait(); // the engine's step
-                    now = System.nanoTime();
-                }
-                while (now - afterNs < gapNs);
+                received += m[0];
             }
-            push.send(new byte[1], 0);
-            receiver.join();
-            System.out.printf(Locale.ROOT, "| %.1f us | %,d | %.2f us |%n", gapNs / 1e3, sends / seconds,
-                sendNs / 1e3 / Math.max(1, sends));
+            sender.join();
+            final long[] start = cpu[0];
+            final long[] end = cpu[1];
+            final long messages = Math.max(1, received);
+            System.out.printf(Locale.ROOT, "| %.1f us | %,d | %.2f us | %.2f us | %.2f us | %.2f us |%n", gapNs / 1e3,
+                sendTotals[1] / seconds, sendTotals[0] / 1e3 / Math.max(1, sendTotals[1]),
+                (end[0] - start[0]) / 1e3 / messages, (end[1] - start[1]) / 1e3 / messages,
+                (end[2] - start[2]) / 1e3 / messages);
         }
+    }
+
+    /** The sending thread: a send every {@code gapNs} of busy work; a one-byte message ends the receiver's loop. */
+    private static void sendPaced(final ZMQ.Socket push, final byte[] message, final long gapNs, final int seconds,
+        final long[] sendTotals, final long[][] cpu)
+    {
+        final long startNs = System.nanoTime();
+        final long endNs = startNs + WARMUP_NS + TimeUnit.SECONDS.toNanos(seconds);
+        for (long now = startNs; now < endNs; )
+        {
+            final long beforeNs = System.nanoTime();
+            if (null == cpu[0] && beforeNs - startNs >= WARMUP_NS)
+            {
+                cpu[0] = ThreadGroupCpu.sample();
+            }
+            final byte[] copy = message.clone();
+            copy[0] = (byte)(null != cpu[0] ? 1 : 0);
+            push.send(copy, ZMQ.DONTWAIT);
+            final long afterNs = System.nanoTime();
+            if (null != cpu[0])
+            {
+                sendTotals[0] += afterNs - beforeNs;
+                sendTotals[1]++;
+            }
+            do
+            {
+                Thread.onSpinWait(); // the engine's step
+                now = System.nanoTime();
+            }
+            while (now - afterNs < gapNs);
+        }
+        cpu[1] = ThreadGroupCpu.sample();
+        push.send(new byte[1], 0);
     }
 }
