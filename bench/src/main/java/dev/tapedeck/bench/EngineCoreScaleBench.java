@@ -284,11 +284,9 @@ public final class EngineCoreScaleBench
     private static double[] withGroups(final double[] figures, final long[] before, final long[] after,
         final long messages)
     {
-        final double[] all = java.util.Arrays.copyOf(figures, figures.length + before.length);
-        for (int g = 0; g < before.length; g++)
-        {
-            all[figures.length + g] = before[g] < 0 ? Double.NaN : perMessageUs(after[g] - before[g], messages);
-        }
+        final double[] groups = ThreadGroupCpu.perMessageUs(before, after, messages);
+        final double[] all = java.util.Arrays.copyOf(figures, figures.length + groups.length);
+        System.arraycopy(groups, 0, all, figures.length, groups.length);
         return all;
     }
 

@@ -7,6 +7,8 @@ import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
+import dev.tapedeck.net.ZmqConnector;
+
 /**
  * What a JeroMQ PUSH send costs the sending thread when the sender does work between messages, as a {@code play}
  * engine steps between its {@code EngineCoreOutputs}: one message of {@code EngineCoreScaleBench}'s size (3,379
@@ -53,17 +55,21 @@ public final class PacedSendBench
         {
             final ZMQ.Socket pull = receiverContext.createSocket(SocketType.PULL);
             final int port = pull.bindToRandomPort("tcp://127.0.0.1");
-            final ZMQ.Socket push = senderContext.createSocket(SocketType.PUSH);
-            // bounded as the ceiling's sender in EngineCoreScaleBench: a paced sender never fills it, and an unpaced
-            // one (gap 0) would otherwise queue gigabytes; a send that finds it full fails and is not counted
-            push.setHWM(1000);
-            push.connect("tcp://127.0.0.1:" + port);
             // written by the sender, read after join: nanoseconds in send() and sends in the window; the thread groups'
             // CPU at the window's start and end
             final long[] sendTotals = new long[2];
             final long[][] cpu = new long[2][];
-            final Thread sender = new Thread(() -> sendPaced(push, message, gapNs, seconds, sendTotals, cpu),
-                "raw-sender");
+            final Thread sender = new Thread(() ->
+            {
+                // opened on the thread that sends, through the connector that waits out JeroMQ's silent loopback
+                // connections; the queue bounded as the ceiling sender's in EngineCoreScaleBench: a paced sender
+                // never fills it, an unpaced one (gap 0) would otherwise queue gigabytes; a send that finds it full
+                // fails and is not counted
+                final ZMQ.Socket push = new ZmqConnector(ZmqConnector.DEFAULT_STALL_NS).open(senderContext,
+                    SocketType.PUSH, socket -> socket.setSndHWM(1000), "tcp://127.0.0.1:" + port,
+                    System.nanoTime() + TimeUnit.SECONDS.toNanos(30));
+                sendPaced(push, message, gapNs, seconds, sendTotals, cpu);
+            }, "raw-sender");
             sender.start();
             long received = 0; // messages sent in the window (marked in their first byte)
             for (byte[] m = pull.recv(0); null != m && m.length > 1; m = pull.recv(0))
@@ -71,13 +77,10 @@ public final class PacedSendBench
                 received += m[0];
             }
             sender.join();
-            final long[] start = cpu[0];
-            final long[] end = cpu[1];
-            final long messages = Math.max(1, received);
+            final double[] groupUs = ThreadGroupCpu.perMessageUs(cpu[0], cpu[1], received);
             System.out.printf(Locale.ROOT, "| %.1f us | %,d | %.2f us | %.2f us | %.2f us | %.2f us |%n", gapNs / 1e3,
-                sendTotals[1] / seconds, sendTotals[0] / 1e3 / Math.max(1, sendTotals[1]),
-                (end[0] - start[0]) / 1e3 / messages, (end[1] - start[1]) / 1e3 / messages,
-                (end[2] - start[2]) / 1e3 / messages);
+                sendTotals[1] / seconds, sendTotals[0] / 1e3 / Math.max(1, sendTotals[1]), groupUs[0], groupUs[1],
+                groupUs[2]);
         }
     }
 
@@ -89,11 +92,11 @@ public final class PacedSendBench
         final long endNs = startNs + WARMUP_NS + TimeUnit.SECONDS.toNanos(seconds);
         for (long now = startNs; now < endNs; )
         {
-            final long beforeNs = System.nanoTime();
-            if (null == cpu[0] && beforeNs - startNs >= WARMUP_NS)
+            if (null == cpu[0] && System.nanoTime() - startNs >= WARMUP_NS)
             {
-                cpu[0] = ThreadGroupCpu.sample();
+                cpu[0] = ThreadGroupCpu.sample(); // before the timed send: the sample reads /proc
             }
+            final long beforeNs = System.nanoTime();
             final byte[] copy = message.clone();
             copy[0] = (byte)(null != cpu[0] ? 1 : 0);
             final boolean sent = push.send(copy, ZMQ.DONTWAIT);

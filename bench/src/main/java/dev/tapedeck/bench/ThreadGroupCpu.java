@@ -98,6 +98,23 @@ final class ThreadGroupCpu
         return 5;
     }
 
+    /**
+     * @param before a {@link #sample()} at the window's start.
+     * @param after a {@link #sample()} at its end.
+     * @param messages messages in the window.
+     * @return each group's CPU per message over the window in microseconds, in {@link #NAMES}' order; NaN where
+     *     {@code /proc} has no figures.
+     */
+    static double[] perMessageUs(final long[] before, final long[] after, final long messages)
+    {
+        final double[] us = new double[NAMES.length];
+        for (int g = 0; g < NAMES.length; g++)
+        {
+            us[g] = before[g] < 0 ? Double.NaN : (after[g] - before[g]) / 1e3 / Math.max(1, messages);
+        }
+        return us;
+    }
+
     /** A markdown row of the groups' figures, {@code figures[from]} on, one decimal. */
     static String row(final int round, final String contention, final String path, final double[] figures,
         final int from)
